@@ -1,0 +1,71 @@
+// Byte streams between the pipeline and the file system. Readers take a ByteSource, never a
+// path, so tests and fuzzers feed memory; writers push into a ByteSink.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace cg_inject {
+
+/// A forward-only stream of bytes.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  /// Reads up to `size` bytes into `buf`; returns 0 only at end of input. Throws InputError on
+  /// I/O or decompression errors.
+  virtual size_t Read(char* buf, size_t size) = 0;
+  /// The name used in messages ("-" is shown as "<stdin>").
+  virtual const std::string& display_name() const = 0;
+};
+
+/// A sink of bytes. Write may buffer; Finish flushes and reports any deferred error.
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  virtual void Write(std::string_view bytes) = 0;
+  virtual void Finish() = 0;
+};
+
+/// Opens `path` ("-" = stdin) for reading; transparently decompresses zstd, recognized by its
+/// magic bytes, not by the file name.
+std::unique_ptr<ByteSource> OpenInput(const std::string& path);
+
+/// A source over bytes owned by the caller (tests, fuzzers). Detects zstd like OpenInput.
+std::unique_ptr<ByteSource> OpenMemoryInput(std::string_view bytes, std::string display_name);
+
+/// Reads a whole (small, binary) file into memory, e.g. a jitdump. Throws InputError.
+std::string ReadWholeFile(const std::string& path);
+
+/// Output written atomically: bytes go to a temporary file beside `path`, which is renamed over
+/// `path` by Commit(). Destroying an uncommitted file removes the temporary. "-" writes stdout
+/// directly (never removed). Not copyable.
+class AtomicOutputFile : public ByteSink {
+ public:
+  explicit AtomicOutputFile(std::string path);
+  ~AtomicOutputFile() override;
+  AtomicOutputFile(const AtomicOutputFile&) = delete;
+  AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
+
+  void Write(std::string_view bytes) override;
+  void Finish() override;
+  /// Finish() + fsync-free rename into place. Throws InputError naming the path on failure.
+  void Commit();
+
+ private:
+  std::string path_;
+  std::string temp_path_;
+  int fd_ = -1;
+  bool committed_ = false;
+  std::string buffer_;
+};
+
+/// Wraps `inner` so that everything written is zstd-compressed (level `level`).
+std::unique_ptr<ByteSink> MakeZstdSink(ByteSink* inner, int level = 3);
+
+/// Removes every temporary output still registered; called from the SIGINT/SIGTERM handler so no
+/// partial output file remains. Async-signal-safe.
+void RemovePendingOutputsFromSignalHandler();
+
+}  // namespace cg_inject

@@ -1,0 +1,112 @@
+// The record model shared by every stage that touches a Callgrind profile: the reader pushes
+// records into a ProfileSink, the rewriter is a ProfileSink that forwards to another one, and the
+// writer is the last ProfileSink. Format: valgrind callgrind/docs/cl-format.xml.
+//
+// The reader undoes all compression before records leave it: names are plain text (the writer
+// compresses again), positions are absolute, costs are padded to the number of events, and call
+// and jump targets carry their resolved object/file/function (cob/cfi/cfn default to the current
+// ob/file as the format specifies). Views in records point into storage owned by the reader (names
+// live as long as the reader; positions/costs only until the callback returns).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace cg_inject {
+
+/// What one position column holds (`positions:` header).
+enum class PositionKind : uint8_t { kLine, kInstr, kBb };
+
+inline constexpr size_t kMaxPositionColumns = 3;
+
+/// The position columns of a part, in file order. The format's default is one `line` column.
+struct PositionLayout {
+  std::array<PositionKind, kMaxPositionColumns> kinds{PositionKind::kLine};
+  uint8_t count = 1;
+
+  /// Column index of `kind`, or -1 when the layout has no such column.
+  int IndexOf(PositionKind kind) const {
+    for (int i = 0; i < count; ++i)
+      if (kinds[i] == kind) return i;
+    return -1;
+  }
+  bool operator==(const PositionLayout&) const = default;
+};
+
+/// Absolute values of one position, one per column of the part's PositionLayout.
+struct Position {
+  std::array<uint64_t, kMaxPositionColumns> values{};
+  bool operator==(const Position&) const = default;
+};
+
+/// An interned name. `id` is unique per distinct text within one reader (0 = no name, e.g. no
+/// `fl=` seen yet); `text` stays valid as long as the reader that produced it.
+struct Name {
+  uint32_t id = 0;
+  std::string_view text;
+};
+
+/// The function a block of cost lines belongs to: set by ob=/fl=/fn= lines.
+struct FunctionContext {
+  Name object;    // ob=
+  Name file;      // fl=
+  Name function;  // fn=
+};
+
+/// The layout of a part's body, delivered before its first body record.
+struct PartLayout {
+  PositionLayout positions;
+  std::span<const std::string_view> events;  // `events:` names in order
+};
+
+/// A cost line: exclusive cost at one position of the current function.
+struct CostRecord {
+  Position position;
+  Name source_file;  // the current fi=/fe= file, or the function's fl= when none is active
+  std::span<const uint64_t> costs;  // one value per event
+};
+
+/// `calls=COUNT TARGET` plus its mandatory following line (call site + inclusive cost).
+struct CallRecord {
+  uint64_t count = 0;
+  Position target;   // target position (columns the line omitted are 0)
+  Position source;   // call-site position in the current function
+  Name source_file;  // current fi=/fe= file of the call site
+  Name target_object, target_file, target_function;  // resolved cob/cfi(cfl)/cfn
+  std::span<const uint64_t> inclusive;
+};
+
+/// `jump=COUNT TARGET` or `jcnd=FOLLOWED/EXECUTED TARGET` (the spec's older `jcnd=EXE TARGET`
+/// form sets executed == followed) plus the following source-position line.
+struct JumpRecord {
+  bool conditional = false;
+  uint64_t followed = 0;
+  uint64_t executed = 0;
+  Position target;
+  Position source;
+  Name source_file;
+  Name target_file, target_function;  // resolved jfi/jfn (default: current file/function)
+};
+
+/// Receives a profile. Parts arrive in file order: OnPartBegin, header lines, OnLayout, body
+/// records, trailing header lines (e.g. `totals:` written after the body), OnPartEnd.
+class ProfileSink {
+ public:
+  virtual ~ProfileSink() = default;
+  /// `part_index` counts from 0 within the file (not the `part:` header value).
+  virtual void OnPartBegin(int part_index) = 0;
+  /// Any `key: value` header line, verbatim, including unknown keys, `events:`, `positions:`,
+  /// `summary:` and `totals:`. `key` has no colon; `value` has no leading/trailing blanks.
+  virtual void OnHeader(std::string_view key, std::string_view value) = 0;
+  virtual void OnLayout(const PartLayout& layout) = 0;
+  /// A new function block starts (fn= line, possibly after ob=/fl=).
+  virtual void OnFunction(const FunctionContext& function) = 0;
+  virtual void OnCost(const CostRecord& cost) = 0;
+  virtual void OnCall(const CallRecord& call) = 0;
+  virtual void OnJump(const JumpRecord& jump) = 0;
+  virtual void OnPartEnd() = 0;
+};
+
+}  // namespace cg_inject
