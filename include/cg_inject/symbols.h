@@ -1,0 +1,99 @@
+// What the symbol sources (perf maps, jitdumps) know about JIT code, in one index that the
+// resolver queries. Every reader pushes CodeVersion records into a SymbolIndex; the resolver never
+// knows which format a version came from except through `source`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cg_inject {
+
+/// One row of a jitdump line table: code at `addr` and up to the next entry comes from
+/// `file_index` (into CodeVersion::files) at `line_no`.
+struct LineEntry {
+  uint64_t addr = 0;
+  uint32_t line_no = 0;
+  uint32_t discriminator = 0;
+  uint32_t file_index = 0;
+};
+
+/// One file the index was built from.
+struct SymbolSourceInfo {
+  std::string path;
+  std::string kind;         // "perf-map" or "jitdump"
+  std::string object_name;  // what `ob=` says for code from here, e.g. "jit-1234.dump"
+  int64_t records = 0;      // versions it contributed
+};
+
+/// One piece of machine code that lived at [start, start + size) for a while: a perf-map line,
+/// or a jitdump CODE_LOAD (a CODE_MOVE adds another version with the same function_id).
+struct CodeVersion {
+  uint64_t start = 0;
+  uint64_t size = 0;
+  std::string raw_name;       // as the source wrote it
+  std::string function_name;  // readable name, a location suffix/prefix removed
+  std::string source_file;    // from the line table or the name convention; empty if unknown
+  uint32_t source_line = 0;   // first line of the function; 0 if unknown
+  uint32_t source = 0;        // index into SymbolIndex::sources()
+  uint64_t timestamp = 0;     // jitdump record timestamp; 0 for perf maps
+  uint64_t code_index = 0;    // jitdump code_index; 0 for perf maps
+  uint64_t load_order = 0;    // position in the index's load order (see SymbolIndex)
+  uint32_t function_id = 0;   // the same for every version of one function (moves)
+  std::string code;           // code bytes when the source has them (jitdump), else empty
+  std::vector<std::string> files;  // line-table file names, indexed by LineEntry::file_index
+  std::vector<LineEntry> lines;    // sorted by addr; empty without a line table
+
+  uint64_t end() const { return start + size; }
+  bool Contains(uint64_t addr) const { return addr >= start && addr - start < size; }
+  /// The line-table row covering `addr`, or null.
+  const LineEntry* LookupLine(uint64_t addr) const;
+};
+
+/// Address -> the code versions that lived there, in load order. Load order is: jitdump records by
+/// timestamp (ties and non-monotonic writers keep file order within one dump), perf-map lines in
+/// file order, sources in the order they were added.
+class SymbolIndex {
+ public:
+  SymbolIndex();
+  ~SymbolIndex();
+  SymbolIndex(const SymbolIndex&) = delete;
+  SymbolIndex& operator=(const SymbolIndex&) = delete;
+
+  /// Registers a source file; returns its index for CodeVersion::source.
+  uint32_t AddSource(SymbolSourceInfo info);
+  /// Adds a version; `function_id` 0 asks the index to assign a fresh one.
+  void Add(CodeVersion version);
+  /// Sorts and builds the lookup structure. Must be called once, after the last Add and before
+  /// any query.
+  void Finish();
+
+  /// Every version whose range contains `addr`, in load order. O(log n + k).
+  std::vector<const CodeVersion*> LookupAll(uint64_t addr) const;
+  /// The latest-loaded version containing `addr`, or null.
+  const CodeVersion* Lookup(uint64_t addr) const;
+  /// Among versions containing `entry`, the one most consistent with every address in `addrs`
+  /// (all inside its range and, when it has code bytes, on its instruction boundaries); ties go to
+  /// the latest-loaded. Null when none contains `entry`. `*ambiguous` is set when more than one
+  /// version fits equally well.
+  const CodeVersion* LookupBest(uint64_t entry, std::span<const uint64_t> addrs,
+                                bool* ambiguous = nullptr) const;
+
+  const std::vector<SymbolSourceInfo>& sources() const { return sources_; }
+  const std::vector<CodeVersion>& versions() const { return versions_; }
+  /// Addresses where two versions with different function_ids overlap (code reuse).
+  int64_t reused_ranges() const { return reused_ranges_; }
+
+ private:
+  struct Tree;
+  std::vector<SymbolSourceInfo> sources_;
+  std::vector<CodeVersion> versions_;
+  std::unique_ptr<Tree> tree_;
+  int64_t reused_ranges_ = 0;
+  uint32_t next_function_id_ = 1;
+};
+
+}  // namespace cg_inject
