@@ -57,11 +57,24 @@ class AtomicOutputFile : public ByteSink {
   std::string path_;
   std::string temp_path_;
   int fd_ = -1;
+  int pending_slot_ = -1;  // slot in the signal-time cleanup registry, -1 for none
   bool committed_ = false;
   std::string buffer_;
 };
 
-/// Wraps `inner` so that everything written is zstd-compressed (level `level`).
+/// A sink that keeps everything in memory (tests, fuzzers, in-memory round trips).
+class StringSink : public ByteSink {
+ public:
+  void Write(std::string_view bytes) override { data_.append(bytes); }
+  void Finish() override {}
+  const std::string& data() const { return data_; }
+
+ private:
+  std::string data_;
+};
+
+/// Wraps `inner` so that everything written is zstd-compressed (level `level`). Finish() ends
+/// the frame and then finishes `inner`; `inner` must outlive the returned sink.
 std::unique_ptr<ByteSink> MakeZstdSink(ByteSink* inner, int level = 3);
 
 /// Removes every temporary output still registered; called from the SIGINT/SIGTERM handler so no

@@ -1,0 +1,49 @@
+// Splits a ByteSource into lines without copying them: big blocks, memchr for '\n', and the
+// partial last line of a block carried over to the next one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace cg_inject {
+
+class ByteSource;
+
+/// Yields the lines of a text stream as views into an internal buffer.
+class LineReader {
+ public:
+  /// Lines longer than this are an InputError (a binary file or a runaway writer), so memory
+  /// stays bounded whatever the input.
+  static constexpr size_t kMaxLineSize = size_t{64} << 20;
+
+  explicit LineReader(ByteSource* in, size_t block_size = size_t{4} << 20);
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  /// Stores the next line, without its "\n" or "\r\n", in `*line` and returns true; returns
+  /// false at the end of input. A last line without a newline is still returned. The view
+  /// stays valid until the next call.
+  bool ReadLine(std::string_view* line);
+
+  /// 1-based number of the line last returned (0 before the first).
+  uint64_t line_no() const { return line_no_; }
+  const std::string& display_name() const;
+
+ private:
+  /// Makes room and reads more bytes; returns false at end of input.
+  bool Refill();
+
+  ByteSource* in_;
+  std::unique_ptr<char[]> buf_;
+  size_t capacity_;
+  size_t begin_ = 0;    // start of the unconsumed bytes
+  size_t end_ = 0;      // end of the valid bytes
+  size_t scanned_ = 0;  // bytes after begin_ already known to hold no '\n'
+  bool eof_ = false;
+  uint64_t line_no_ = 0;
+};
+
+}  // namespace cg_inject

@@ -1,0 +1,47 @@
+#include "cg_inject/diagnostics.h"
+
+#include <gtest/gtest.h>
+
+#include "cg_inject/error.h"
+
+namespace cg_inject {
+namespace {
+
+TEST(DiagnosticsTest, KeepsFirstMessagesAndCountsTheRest) {
+  Diagnostics diag;
+  for (int i = 0; i < 7; ++i) diag.Warn("perf-map: bad line", "m:" + std::to_string(i + 1));
+  diag.Warn("jitdump: unknown record", "j:1");
+  ASSERT_EQ(diag.kinds().size(), 2u);
+  EXPECT_EQ(diag.kinds()[0].count, 7);
+  EXPECT_EQ(diag.kinds()[0].first_messages.size(), 5u);
+  EXPECT_EQ(diag.total(), 8);
+  std::string summary;
+  diag.AppendSummary(&summary);
+  EXPECT_EQ(summary,
+            "warning: m:1\nwarning: m:2\nwarning: m:3\nwarning: m:4\nwarning: m:5\n"
+            "warning: perf-map: bad line: and 2 more\nwarning: j:1\n");
+}
+
+TEST(ErrorTest, MessagesAreLocated) {
+  try {
+    ThrowAtLine("a.out", 12, "expected X, got Y");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "a.out:12: expected X, got Y");
+  }
+  try {
+    ThrowAtOffset("jit.dump", 40, "bad record");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "jit.dump: offset 40: bad record");
+  }
+  try {
+    ThrowSystemError("open", "x", ENOENT);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "x: cannot open: No such file or directory");
+  }
+}
+
+}  // namespace
+}  // namespace cg_inject

@@ -1,0 +1,283 @@
+#include "cg_inject/io.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cg_inject/error.h"
+
+namespace cg_inject {
+namespace {
+
+std::string ReadAll(ByteSource& source, size_t chunk = 7) {
+  std::string out;
+  std::vector<char> buf(chunk);
+  while (size_t n = source.Read(buf.data(), buf.size())) out.append(buf.data(), n);
+  return out;
+}
+
+std::string Compress(std::string_view text, int level = 3) {
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  size_t n = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), level);
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+/// A temporary directory removed (with its files) even when an assertion fails.
+class ScopedTempDir {
+ public:
+  ScopedTempDir() {
+    char tmpl[] = "/tmp/cg_inject_io_test.XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~ScopedTempDir() {
+    for (const std::string& name : List()) unlink((path_ + "/" + name).c_str());
+    chmod(path_.c_str(), 0700);
+    rmdir(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  std::vector<std::string> List() const {
+    std::vector<std::string> names;
+    if (DIR* dir = opendir(path_.c_str())) {
+      while (dirent* e = readdir(dir)) {
+        std::string name = e->d_name;
+        if (name != "." && name != "..") names.push_back(name);
+      }
+      closedir(dir);
+    }
+    return names;
+  }
+
+ private:
+  std::string path_;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(InputTest, MemoryInputPassesPlainBytesThrough) {
+  auto src = OpenMemoryInput("events: Ir\n", "mem");
+  EXPECT_EQ(src->display_name(), "mem");
+  EXPECT_EQ(ReadAll(*src, 3), "events: Ir\n");
+}
+
+TEST(InputTest, ShortInputsAreNotMistakenForZstd) {
+  auto src = OpenMemoryInput(std::string_view("\x28\xB5", 2), "mem");
+  EXPECT_EQ(ReadAll(*src), std::string("\x28\xB5", 2));
+  auto empty = OpenMemoryInput("", "mem");
+  EXPECT_EQ(ReadAll(*empty), "");
+}
+
+TEST(InputTest, ZstdIsDetectedByMagicBytes) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "fn=(" + std::to_string(i) + ") f\n";
+  std::string packed = Compress(text);
+  auto src = OpenMemoryInput(packed, "x.callgrind");
+  EXPECT_EQ(ReadAll(*src, 4096), text);
+}
+
+TEST(InputTest, ConcatenatedZstdFramesDecodeAsOneStream) {
+  std::string packed = Compress("first frame\n") + Compress("second frame\n", 19);
+  auto src = OpenMemoryInput(packed, "two.zst");
+  EXPECT_EQ(ReadAll(*src), "first frame\nsecond frame\n");
+}
+
+TEST(InputTest, TruncatedZstdIsAnError) {
+  std::string packed = Compress(std::string(100000, 'a') + "tail");
+  packed.resize(packed.size() - 3);
+  auto src = OpenMemoryInput(packed, "cut.zst");
+  try {
+    ReadAll(*src);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "cut.zst: expected more zstd data, got end of file");
+  }
+}
+
+TEST(InputTest, CorruptZstdNamesTheFile) {
+  std::string packed = Compress("hello hello hello hello\n");
+  packed[packed.size() / 2] ^= 0x5A;
+  packed[packed.size() - 1] ^= 0x5A;
+  auto src = OpenMemoryInput(packed, "bad.zst");
+  try {
+    ReadAll(*src);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("bad.zst: zstd decompression failed: ", 0), 0u)
+        << e.what();
+  }
+}
+
+TEST(InputTest, OpenInputReadsFilesAndNamesMissingOnes) {
+  ScopedTempDir dir;
+  std::string path = dir.path() + "/in.zst";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << Compress("compressed file\n");
+  }
+  auto src = OpenInput(path);
+  EXPECT_EQ(src->display_name(), path);
+  EXPECT_EQ(ReadAll(*src, 1 << 16), "compressed file\n");
+  std::string missing = dir.path() + "/nope";
+  try {
+    OpenInput(missing);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), missing + ": cannot open: No such file or directory");
+  }
+  try {
+    OpenInput(dir.path());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.path() + ": cannot read: Is a directory");
+  }
+}
+
+TEST(InputTest, ReadWholeFileKeepsRawBytes) {
+  ScopedTempDir dir;
+  std::string path = dir.path() + "/raw";
+  std::string bytes = Compress("not decompressed");
+  bytes += std::string(200000, '\0');
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+  }
+  EXPECT_EQ(ReadWholeFile(path), bytes);
+}
+
+TEST(AtomicOutputFileTest, CommitRenamesIntoPlace) {
+  ScopedTempDir dir;
+  std::string target = dir.path() + "/out.callgrind";
+  {
+    AtomicOutputFile out(target);
+    out.Write("hello ");
+    out.Write(std::string(3 << 20, 'x'));  // larger than one output block
+    out.Write("end\n");
+    EXPECT_EQ(dir.List().size(), 1u);  // only the temporary so far
+    out.Commit();
+  }
+  EXPECT_EQ(dir.List(), std::vector<std::string>{"out.callgrind"});
+  EXPECT_EQ(Slurp(target), "hello " + std::string(3 << 20, 'x') + "end\n");
+  struct stat st;
+  ASSERT_EQ(stat(target.c_str(), &st), 0);
+  mode_t mask = umask(0);
+  umask(mask);
+  EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask);
+}
+
+TEST(AtomicOutputFileTest, UncommittedOutputLeavesNothingAndKeepsTheOldFile) {
+  ScopedTempDir dir;
+  std::string target = dir.path() + "/out";
+  {
+    std::ofstream old(target);
+    old << "old contents";
+  }
+  {
+    AtomicOutputFile out(target);
+    out.Write("partial");
+    out.Finish();
+    EXPECT_EQ(dir.List().size(), 2u);
+  }  // destroyed without Commit, as when an exception unwinds
+  EXPECT_EQ(dir.List(), std::vector<std::string>{"out"});
+  EXPECT_EQ(Slurp(target), "old contents");
+}
+
+TEST(AtomicOutputFileTest, SignalHandlerCleanupRemovesPendingTemporaries) {
+  ScopedTempDir dir;
+  AtomicOutputFile out(dir.path() + "/out");
+  out.Write("data");
+  out.Finish();
+  ASSERT_EQ(dir.List().size(), 1u);
+  RemovePendingOutputsFromSignalHandler();
+  EXPECT_TRUE(dir.List().empty());
+}
+
+TEST(AtomicOutputFileTest, UnwritableDirectoryIsANamedError) {
+  if (geteuid() == 0) GTEST_SKIP() << "root can write into read-only directories";
+  ScopedTempDir dir;
+  chmod(dir.path().c_str(), 0500);
+  std::string target = dir.path() + "/out";
+  try {
+    AtomicOutputFile out(target);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), target + ": cannot create: Permission denied");
+  }
+}
+
+TEST(AtomicOutputFileTest, MissingDirectoryIsANamedError) {
+  ScopedTempDir dir;
+  std::string target = dir.path() + "/no/such/out";
+  try {
+    AtomicOutputFile out(target);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), target + ": cannot create: No such file or directory");
+  }
+}
+
+TEST(AtomicOutputFileTest, WriteErrorsNameThePath) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+  // /dev/full fails every write with ENOSPC; "-" writes straight to fd 1, so point fd 1 there.
+  int saved = dup(1);
+  FILE* full = fopen("/dev/full", "w");
+  ASSERT_NE(full, nullptr);
+  dup2(fileno(full), 1);
+  std::string message;
+  try {
+    AtomicOutputFile out("-");
+    out.Write("x");
+    out.Commit();
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  dup2(saved, 1);
+  close(saved);
+  fclose(full);
+  EXPECT_EQ(message, "<stdout>: cannot write: No space left on device");
+}
+
+TEST(ZstdSinkTest, RoundTripsThroughTheReader) {
+  std::string text;
+  for (int i = 0; i < 50000; ++i) text += std::to_string(i) + " 1 2 3\n";
+  StringSink raw;
+  {
+    auto zsink = MakeZstdSink(&raw, 3);
+    zsink->Write(text.substr(0, 1000));
+    zsink->Write(text.substr(1000));
+    zsink->Finish();
+  }
+  ASSERT_GE(raw.data().size(), 4u);
+  EXPECT_EQ(raw.data().substr(0, 4), std::string("\x28\xB5\x2F\xFD", 4));
+  EXPECT_LT(raw.data().size(), text.size() / 3);
+  auto src = OpenMemoryInput(raw.data(), "mem");
+  EXPECT_EQ(ReadAll(*src, 1 << 16), text);
+}
+
+TEST(ZstdSinkTest, CompressedAtomicOutputFile) {
+  ScopedTempDir dir;
+  std::string target = dir.path() + "/out.zst";
+  {
+    AtomicOutputFile file(target);
+    auto zsink = MakeZstdSink(&file);
+    zsink->Write("events: Ir\n");
+    zsink->Finish();
+    file.Commit();
+  }
+  auto src = OpenInput(target);
+  EXPECT_EQ(ReadAll(*src), "events: Ir\n");
+}
+
+}  // namespace
+}  // namespace cg_inject

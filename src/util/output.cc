@@ -1,0 +1,184 @@
+// Output side of io.h: atomic output files, the signal-time cleanup registry, zstd sinks.
+//
+// A target is never written in place: bytes go to a mkstemp() file in the target's directory
+// (same file system, so rename() is atomic) and Commit() renames it over the target. Until
+// then the temporary path sits in a small fixed registry that the SIGINT/SIGTERM handler can
+// walk without allocating, so an interrupted run leaves no partial file behind.
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cg_inject/error.h"
+#include "cg_inject/io.h"
+
+namespace cg_inject {
+namespace {
+
+// Flush threshold for AtomicOutputFile; large writes keep syscalls rare.
+constexpr size_t kOutputBlock = 1 << 20;
+
+// Pending temporary outputs. A slot is 0 (free), 1 (being filled) or 2 (ready); the signal
+// handler only reads ready slots, so it never sees a half-copied path.
+constexpr int kPendingSlots = 8;
+char g_pending_paths[kPendingSlots][PATH_MAX];
+std::atomic<int> g_pending_state[kPendingSlots];
+
+int RegisterPending(const std::string& path) {
+  if (path.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < kPendingSlots; ++i) {
+    int expected = 0;
+    if (g_pending_state[i].compare_exchange_strong(expected, 1)) {
+      std::memcpy(g_pending_paths[i], path.c_str(), path.size() + 1);
+      g_pending_state[i].store(2);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void UnregisterPending(int slot) {
+  if (slot >= 0) g_pending_state[slot].store(0);
+}
+
+void WriteAll(int fd, std::string_view bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    ssize_t n = write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ThrowSystemError("write", path, errno);
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+class ZstdSink : public ByteSink {
+ public:
+  ZstdSink(ByteSink* inner, int level)
+      : inner_(inner), cctx_(ZSTD_createCCtx()), out_buf_(ZSTD_CStreamOutSize()) {
+    if (cctx_ == nullptr) ThrowForFile("zstd", "cannot allocate compression context");
+    Check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level));
+  }
+  ~ZstdSink() override { ZSTD_freeCCtx(cctx_); }
+  ZstdSink(const ZstdSink&) = delete;
+  ZstdSink& operator=(const ZstdSink&) = delete;
+
+  void Write(std::string_view bytes) override {
+    ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
+    while (in.pos < in.size) {
+      ZSTD_outBuffer out{out_buf_.data(), out_buf_.size(), 0};
+      Check(ZSTD_compressStream2(cctx_, &out, &in, ZSTD_e_continue));
+      if (out.pos > 0) inner_->Write(std::string_view(out_buf_.data(), out.pos));
+    }
+  }
+
+  void Finish() override {
+    if (finished_) return;
+    ZSTD_inBuffer in{nullptr, 0, 0};
+    size_t remaining;
+    do {
+      ZSTD_outBuffer out{out_buf_.data(), out_buf_.size(), 0};
+      remaining = Check(ZSTD_compressStream2(cctx_, &out, &in, ZSTD_e_end));
+      if (out.pos > 0) inner_->Write(std::string_view(out_buf_.data(), out.pos));
+    } while (remaining != 0);
+    finished_ = true;
+    inner_->Finish();
+  }
+
+ private:
+  static size_t Check(size_t ret) {
+    if (ZSTD_isError(ret))
+      ThrowForFile("zstd", std::string("compression failed: ") + ZSTD_getErrorName(ret));
+    return ret;
+  }
+
+  ByteSink* inner_;
+  ZSTD_CCtx* cctx_;
+  std::vector<char> out_buf_;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+namespace {
+std::string DisplayPath(const std::string& path) { return path == "-" ? "<stdout>" : path; }
+}  // namespace
+
+AtomicOutputFile::AtomicOutputFile(std::string path) : path_(std::move(path)) {
+  if (path_ == "-") {
+    fd_ = STDOUT_FILENO;
+    return;
+  }
+  size_t slash = path_.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+  temp_path_ = dir + "." + base + ".tmp.XXXXXX";
+  fd_ = mkstemp(temp_path_.data());
+  if (fd_ < 0) ThrowSystemError("create", path_, errno);
+  pending_slot_ = RegisterPending(temp_path_);
+  buffer_.reserve(kOutputBlock);
+}
+
+AtomicOutputFile::~AtomicOutputFile() {
+  if (temp_path_.empty() || committed_) return;
+  if (fd_ >= 0) close(fd_);
+  unlink(temp_path_.c_str());
+  UnregisterPending(pending_slot_);
+}
+
+void AtomicOutputFile::Write(std::string_view bytes) {
+  if (buffer_.size() + bytes.size() > kOutputBlock) {
+    WriteAll(fd_, buffer_, DisplayPath(path_));
+    buffer_.clear();
+    if (bytes.size() >= kOutputBlock) {
+      WriteAll(fd_, bytes, DisplayPath(path_));
+      return;
+    }
+  }
+  buffer_.append(bytes);
+}
+
+void AtomicOutputFile::Finish() {
+  if (!buffer_.empty()) {
+    WriteAll(fd_, buffer_, DisplayPath(path_));
+    buffer_.clear();
+  }
+}
+
+void AtomicOutputFile::Commit() {
+  if (committed_) return;
+  Finish();
+  if (temp_path_.empty()) {
+    committed_ = true;  // stdout: nothing to rename, and never closed here
+    return;
+  }
+  // mkstemp creates mode 0600; give the result the usual 0666 & ~umask.
+  mode_t mask = umask(0);
+  umask(mask);
+  if (fchmod(fd_, 0666 & ~mask) != 0) ThrowSystemError("chmod", path_, errno);
+  int fd = fd_;
+  fd_ = -1;
+  if (close(fd) != 0) ThrowSystemError("close", path_, errno);
+  if (rename(temp_path_.c_str(), path_.c_str()) != 0) ThrowSystemError("rename", path_, errno);
+  committed_ = true;
+  UnregisterPending(pending_slot_);
+}
+
+std::unique_ptr<ByteSink> MakeZstdSink(ByteSink* inner, int level) {
+  return std::make_unique<ZstdSink>(inner, level);
+}
+
+void RemovePendingOutputsFromSignalHandler() {
+  for (int i = 0; i < kPendingSlots; ++i) {
+    if (g_pending_state[i].load() == 2) unlink(g_pending_paths[i]);
+  }
+}
+
+}  // namespace cg_inject
