@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages cg-inject needs to build, test and run its end-to-end suite.
+# Idempotent and quick when everything is present: apt is only touched for missing packages.
+set -euo pipefail
+
+packages=(
+  # build
+  meson ninja-build g++ clang pkg-config
+  libboost-dev libzstd-dev liblief-dev libcapstone-dev libgtest-dev libgmock-dev
+  # tests: callgrind_annotate (perl, with valgrind), zstd CLI, fuzzers and sanitizers (clang rt)
+  valgrind zstd perl libclang-rt-14-dev clang-format python3
+  # bundled Valgrind from Debian's source package, x86-64 and AArch64 (cross + qemu-user)
+  dpkg-dev build-essential autoconf automake gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+  qemu-user
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi

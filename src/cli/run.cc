@@ -1,0 +1,385 @@
+// RunCgInject: the whole pipeline for one command line.
+//   inputs --(pid: header)--> discovery --> symbol sources --> SymbolIndex
+//   each input: ReadCallgrind -> Injector -> [summary tee] -> CallgrindWriter -> atomic output
+// All errors travel as InputError to the one catch at the bottom, which prints the message and
+// picks the exit code; outputs not yet committed remove their temporary files on the way out.
+#include "cli/run.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "callgrind/callgrind_reader.h"
+#include "callgrind/callgrind_writer.h"
+#include "callgrind/profile_summary.h"
+#include "cg_inject/diagnostics.h"
+#include "cg_inject/error.h"
+#include "cg_inject/inject.h"
+#include "cg_inject/io.h"
+#include "cg_inject/object_catalog.h"
+#include "cg_inject/profile.h"
+#include "cg_inject/symbols.h"
+#include "cli/options.h"
+#include "cli/output_plan.h"
+#include "cli/tee_sink.h"
+#include "sources/symbol_sources.h"
+
+namespace cg_inject {
+namespace {
+
+/// Replays bytes already read (to learn the pid) before the rest of the stream.
+class ReplaySource : public ByteSource {
+ public:
+  ReplaySource(std::string prefix, std::unique_ptr<ByteSource> rest)
+      : prefix_(std::move(prefix)), rest_(std::move(rest)) {}
+  size_t Read(char* buf, size_t size) override {
+    if (offset_ < prefix_.size()) {
+      size_t n = std::min(size, prefix_.size() - offset_);
+      std::memcpy(buf, prefix_.data() + offset_, n);
+      offset_ += n;
+      return n;
+    }
+    return rest_->Read(buf, size);
+  }
+  const std::string& display_name() const override { return rest_->display_name(); }
+
+ private:
+  std::string prefix_;
+  size_t offset_ = 0;
+  std::unique_ptr<ByteSource> rest_;
+};
+
+/// Counts bytes and redraws one status line on stderr a few times a second.
+class ProgressSource : public ByteSource {
+ public:
+  ProgressSource(std::unique_ptr<ByteSource> inner, std::FILE* err)
+      : inner_(std::move(inner)), err_(err) {}
+  ~ProgressSource() override {
+    if (drawn_) std::fprintf(err_, "\r\033[K");
+  }
+  size_t Read(char* buf, size_t size) override {
+    size_t n = inner_->Read(buf, size);
+    bytes_ += n;
+    auto now = std::chrono::steady_clock::now();
+    // 4 updates a second: fast enough to look alive, rare enough to cost nothing.
+    if (now - last_draw_ > std::chrono::milliseconds(250)) {
+      last_draw_ = now;
+      drawn_ = true;
+      std::fprintf(err_, "\r\033[Kcg-inject: %s: %.1f MB", display_name().c_str(),
+                   double(bytes_) / 1e6);
+      std::fflush(err_);
+    }
+    return n;
+  }
+  const std::string& display_name() const override { return inner_->display_name(); }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  std::FILE* err_;
+  uint64_t bytes_ = 0;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_draw_ = std::chrono::steady_clock::now();
+};
+
+/// Writes straight to an existing non-regular file (/dev/null, a FIFO): renaming over those
+/// would replace the device node.
+class DirectFileSink : public ByteSink {
+ public:
+  explicit DirectFileSink(std::string path) : path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) ThrowSystemError("cannot open", path_, errno);
+  }
+  ~DirectFileSink() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  DirectFileSink(const DirectFileSink&) = delete;
+  DirectFileSink& operator=(const DirectFileSink&) = delete;
+  void Write(std::string_view bytes) override {
+    while (!bytes.empty()) {
+      ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        ThrowSystemError("cannot write", path_, errno);
+      }
+      bytes.remove_prefix(size_t(n));
+    }
+  }
+  void Finish() override {
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) ThrowSystemError("cannot close", path_, errno);
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+/// The output side of one input: the file (atomic or direct), optionally zstd on top.
+class OutputChain {
+ public:
+  OutputChain(const std::string& path, bool zstd) {
+    struct stat st;
+    if (path != "-" && stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      direct_ = std::make_unique<DirectFileSink>(path);
+      base_ = direct_.get();
+    } else {
+      atomic_ = std::make_unique<AtomicOutputFile>(path);
+      base_ = atomic_.get();
+    }
+    if (zstd) zstd_ = MakeZstdSink(base_);
+  }
+  ByteSink* sink() { return zstd_ ? zstd_.get() : base_; }
+  void Commit() {
+    if (zstd_) zstd_->Finish();
+    if (atomic_) {
+      atomic_->Commit();
+    } else {
+      direct_->Finish();
+    }
+  }
+
+ private:
+  std::unique_ptr<AtomicOutputFile> atomic_;
+  std::unique_ptr<DirectFileSink> direct_;
+  ByteSink* base_ = nullptr;
+  std::unique_ptr<ByteSink> zstd_;
+};
+
+/// Tells an object's own code from JIT addresses using the ELF files the profile names.
+class CatalogExtents : public ObjectExtents {
+ public:
+  explicit CatalogExtents(ObjectCatalog* catalog) : catalog_(catalog) {}
+  std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
+    const ObjectImage* image = catalog_->Lookup(object);
+    if (image == nullptr) return std::nullopt;
+    return image->InExtent(addr);
+  }
+
+ private:
+  ObjectCatalog* catalog_;
+};
+
+/// The value of the `pid:` header line in the first 64 KiB of the profile, or 0.
+uint64_t PeekPid(std::string_view head) {
+  size_t pos = 0;
+  while (pos < head.size()) {
+    size_t end = head.find('\n', pos);
+    if (end == std::string_view::npos) break;  // a cut line is not trusted
+    std::string_view line = head.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.starts_with("pid:")) {
+      line.remove_prefix(4);
+      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+      uint64_t pid = 0;
+      for (char c : line) {
+        if (c < '0' || c > '9') break;
+        pid = pid * 10 + uint64_t(c - '0');
+      }
+      return pid;
+    }
+    // The header ends where the body begins.
+    if (line.starts_with("fn=") || line.starts_with("ob=") || line.starts_with("fl=")) break;
+  }
+  return 0;
+}
+
+std::string ReadHead(ByteSource* source, size_t limit) {
+  std::string head(limit, '\0');
+  size_t filled = 0;
+  while (filled < limit) {
+    size_t n = source->Read(head.data() + filled, limit - filled);
+    if (n == 0) break;
+    filled += n;
+  }
+  head.resize(filled);
+  return head;
+}
+
+void Say(const RunEnvironment& env, const CliOptions& options, int level, const std::string& text) {
+  if (options.verbosity >= level) std::fprintf(env.err, "cg-inject: %s\n", text.c_str());
+}
+
+/// Opened inputs, peeked once for their pid and replayed afterwards.
+struct OpenedInput {
+  std::unique_ptr<ByteSource> source;
+  uint64_t pid = 0;
+};
+
+OpenedInput OpenAndPeek(const std::string& path) {
+  OpenedInput opened;
+  std::unique_ptr<ByteSource> raw = OpenInput(path);
+  std::string head = ReadHead(raw.get(), 64 * 1024);
+  opened.pid = PeekPid(head);
+  opened.source = std::make_unique<ReplaySource>(std::move(head), std::move(raw));
+  return opened;
+}
+
+std::vector<SourceSpec> CollectSources(const CliOptions& options, const RunEnvironment& env,
+                                       const std::set<uint64_t>& pids) {
+  std::vector<SourceSpec> specs;
+  for (const std::string& p : options.jitdumps) specs.push_back({p, SourceKind::kJitdump, true});
+  for (const std::string& p : options.perf_maps) specs.push_back({p, SourceKind::kPerfMap, true});
+  if (!options.discover) return specs;
+  DiscoveryRoots roots = env.roots;
+  roots.jit_dirs.insert(roots.jit_dirs.end(), options.jit_dirs.begin(), options.jit_dirs.end());
+  std::set<std::string> seen;
+  for (const SourceSpec& s : specs) seen.insert(s.path);
+  for (uint64_t pid : pids) {
+    for (SourceSpec& found : DiscoverSources(pid, roots)) {
+      if (seen.insert(found.path).second) specs.push_back(std::move(found));
+    }
+  }
+  return specs;
+}
+
+void CheckTerminals(const CliOptions& options, const RunEnvironment& env,
+                    const std::vector<PlannedOutput>& plan) {
+  if (options.force) return;
+  for (const PlannedOutput& p : plan) {
+    if (p.input == "-" && env.stdin_is_terminal)
+      ThrowForFile("<stdin>", "is a terminal; pipe a Callgrind file in or use -f");
+    if (p.output == "-" && p.zstd && env.stdout_is_terminal)
+      ThrowForFile("<stdout>", "is a terminal; refusing to write zstd data to it (use -f)");
+  }
+}
+
+ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
+  std::vector<PlannedOutput> plan = PlanOutputs(options);
+  CheckTerminals(options, env, plan);
+
+  for (const PlannedOutput& p : plan) {
+    std::vector<std::string> siblings = FindPerThreadSiblings(p.input);
+    if (!siblings.empty()) {
+      std::string list;
+      for (const std::string& s : siblings) list += " " + s;
+      ThrowForFile(p.input,
+                   "is empty: Callgrind ran with --separate-threads=yes and wrote one file per "
+                   "thread; run cg-inject on those instead:" +
+                       list);
+    }
+  }
+
+  std::vector<OpenedInput> inputs;
+  std::set<uint64_t> pids;
+  for (const PlannedOutput& p : plan) {
+    inputs.push_back(OpenAndPeek(p.input));
+    if (inputs.back().pid != 0) pids.insert(inputs.back().pid);
+  }
+
+  Diagnostics diagnostics;
+  SymbolIndex index;
+  std::vector<SourceSpec> specs = CollectSources(options, env, pids);
+  std::vector<LoadedSource> loaded = LoadSymbolSources(specs, &index, &diagnostics);
+  for (const LoadedSource& s : loaded) {
+    Say(env, options, 1,
+        std::string("using ") + SourceKindName(s.kind) + " " + s.path + " (" + s.details + ")");
+  }
+  if (loaded.empty()) {
+    std::string why = pids.empty() ? "the profile has no pid: line"
+                                   : "none found for pid " + std::to_string(*pids.begin());
+    Say(env, options, 1,
+        "no symbol source (" + why +
+            "; give --perf-map or --jitdump): JIT code keeps its addresses");
+  }
+
+  ObjectCatalog catalog({}, &diagnostics);
+  CatalogExtents extents(&catalog);
+  InjectOptions inject_options;
+  inject_options.force = options.force;
+
+  bool check_failed = false;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const PlannedOutput& p = plan[i];
+    std::unique_ptr<ByteSource> source = std::move(inputs[i].source);
+    bool progress = options.progress.value_or(env.stderr_is_terminal) && options.verbosity > 0;
+    if (progress) source = std::make_unique<ProgressSource>(std::move(source), env.err);
+
+    OutputChain output(p.output, p.zstd);
+    CallgrindWriterOptions writer_options;
+    writer_options.compress_names = options.compress_names;
+    CallgrindWriter writer(output.sink(), writer_options);
+    ProfileSummary callgraph;
+    TeeSink tee(&writer, &callgraph);
+    ProfileSink* tail = options.callgraph_path.empty() ? static_cast<ProfileSink*>(&writer) : &tee;
+
+    std::unique_ptr<Injector> injector;
+    if (!loaded.empty()) {
+      injector = std::make_unique<Injector>(index, &extents, inject_options, tail, &diagnostics);
+    }
+    ReadCallgrind(*source, injector ? static_cast<ProfileSink&>(*injector) : *tail);
+    source.reset();  // ends the progress line before anything else is printed
+    writer.Flush();
+
+    if (injector) {
+      InjectStats stats = injector->stats();
+      for (const std::string& v : stats.invariant_violations) {
+        std::fprintf(env.err, "cg-inject: %s: consistency check failed: %s\n", p.input.c_str(),
+                     v.c_str());
+        check_failed = true;
+      }
+      std::string report;
+      if (options.stats == StatsFormat::kText) AppendStatsText(stats, &report);
+      if (options.stats == StatsFormat::kJson) AppendStatsJson(stats, &report);
+      if (!report.empty()) std::fputs(report.c_str(), env.err);
+    } else if (options.stats != StatsFormat::kNone) {
+      Say(env, options, 0, p.input + ": no symbol sources, nothing resolved");
+    }
+    if (check_failed && !options.force) {
+      std::fprintf(env.err, "cg-inject: not writing %s (use --force to write it anyway)\n",
+                   p.output.c_str());
+      return ExitCode::kCheckFailed;
+    }
+    output.Commit();
+    if (!options.callgraph_path.empty()) {
+      std::string path = options.callgraph_path;
+      if (plan.size() > 1) path += "." + std::to_string(i + 1);
+      AtomicOutputFile json(path);
+      json.Write(callgraph.ToJson());
+      json.Commit();
+    }
+    Say(env, options, 2, "wrote " + p.output);
+  }
+
+  if (diagnostics.total() > 0 && options.verbosity > 0) {
+    std::string summary;
+    diagnostics.AppendSummary(&summary);
+    std::fputs(summary.c_str(), env.err);
+  }
+  return check_failed ? ExitCode::kCheckFailed : ExitCode::kOk;
+}
+
+}  // namespace
+
+RunEnvironment RunEnvironment::FromProcess() {
+  RunEnvironment env;
+  const char* term = std::getenv("TERM");
+  bool dumb = term == nullptr || std::strcmp(term, "dumb") == 0;
+  env.stdin_is_terminal = isatty(STDIN_FILENO);
+  env.stdout_is_terminal = isatty(STDOUT_FILENO);
+  env.stderr_is_terminal = isatty(STDERR_FILENO) && !dumb;
+  return env;
+}
+
+ExitCode RunCgInject(const CliOptions& options, const RunEnvironment& env) {
+  try {
+    return Run(options, env);
+  } catch (const InvariantError& e) {
+    std::fprintf(env.err, "cg-inject: consistency check failed: %s\n", e.what());
+    return ExitCode::kCheckFailed;
+  } catch (const InputError& e) {
+    std::fprintf(env.err, "cg-inject: %s\n", e.what());
+    return ExitCode::kInputError;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(env.err, "cg-inject: out of memory\n");
+    return ExitCode::kInputError;
+  }
+}
+
+}  // namespace cg_inject

@@ -1,0 +1,44 @@
+// cg-inject's executable: parse the command line, run, map the result to an exit code.
+#include <csignal>
+#include <cstdio>
+#include <string_view>
+#include <unistd.h>
+#include <vector>
+
+#include "cg_inject/io.h"
+#include "cli/options.h"
+#include "cli/run.h"
+
+namespace {
+
+extern "C" void OnSignal(int signo) {
+  // No partial output may remain: drop temporaries, then die with the conventional status.
+  cg_inject::RemovePendingOutputsFromSignalHandler();
+  _exit(signo == SIGINT ? 130 : 128 + signo);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGHUP, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);  // a closed stdout becomes a write error with a message
+
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  cg_inject::ParsedCommandLine parsed = cg_inject::ParseCommandLine(args);
+  if (!parsed.error.empty()) {
+    std::fprintf(stderr, "cg-inject: %s\n%s", parsed.error.c_str(),
+                 std::string(cg_inject::ShortUsage()).c_str());
+    return int(cg_inject::ExitCode::kUsage);
+  }
+  if (parsed.options.help) {
+    std::fputs(std::string(cg_inject::HelpText()).c_str(), stdout);
+    return 0;
+  }
+  if (parsed.options.version) {
+    std::printf("cg-inject %s\n", CG_INJECT_VERSION);
+    return 0;
+  }
+  return int(cg_inject::RunCgInject(parsed.options, cg_inject::RunEnvironment::FromProcess()));
+}
