@@ -52,6 +52,10 @@ link_prefix() {
   [ -z "$stamp" ] || touch "$stamp"
 }
 
+if [ -f "$dest/.complete" ]; then # cached: no need to wait for another arch's build
+  link_prefix
+  exit 0
+fi
 # One build at a time on the machine: both arches (and concurrent CI runs) share this lock, and a
 # waiter finds the finished build afterwards.
 exec 9>"$cache/.build.lock"

@@ -161,7 +161,7 @@ static void Move(void) {
   uint8_t *from = code + CGJIT_MOVED_OLD_OFF, *to = code + CGJIT_MOVED_NEW_OFF;
   memcpy(to, from, f->size);
   __builtin___clear_cache((char *)to, (char *)to + f->size);
-  RecordHeader(1, 16 + 56);
+  RecordHeader(1, 16 + 8 + 40); /* pid, tid; vma, old, new, size, index */
   Put32((uint32_t)getpid()), Put32((uint32_t)syscall(SYS_gettid));
   Put64((uint64_t)(uintptr_t)to), Put64((uint64_t)(uintptr_t)from), Put64((uint64_t)(uintptr_t)to);
   Put64(f->size), Put64(moved_index);
@@ -186,8 +186,13 @@ static void Close(void) {
 static void ParseOut(const char *dir) { out_dir = dir; }
 #endif
 
+/* Both workers wait here before running JIT code: both exist at once, so Valgrind gives them
+   distinct thread ids (2 and 3, in creation order) and --separate-threads=yes files are stable. */
+static pthread_barrier_t barrier;
+
 static void *Thread(void *arg) {
   int64_t *result = arg;
+  pthread_barrier_wait(&barrier);
   *result = Call(SLOT_SUM, 10) + Call(SLOT_FIB, 6);
   return NULL;
 }
@@ -227,6 +232,7 @@ int main(int argc, char **argv) {
 
   pthread_t threads[2];
   int64_t results[2];
+  pthread_barrier_init(&barrier, NULL, 2);
   for (int i = 0; i < 2; i++)
     if (pthread_create(&threads[i], NULL, Thread, &results[i])) Die("pthread_create");
   for (int i = 0; i < 2; i++) pthread_join(threads[i], NULL), r += results[i];
