@@ -27,6 +27,7 @@ struct SymbolSourceInfo {
   std::string kind;         // "perf-map" or "jitdump"
   std::string object_name;  // what `ob=` says for code from here, e.g. "jit-1234.dump"
   int64_t records = 0;      // versions it contributed
+  uint32_t elf_machine = 0; // jitdump header e_machine (62 x86-64, 183 AArch64); 0 = unknown
 };
 
 /// One piece of machine code that lived at [start, start + size) for a while: a perf-map line,
@@ -44,6 +45,8 @@ struct CodeVersion {
   uint64_t load_order = 0;    // position in the index's load order (see SymbolIndex)
   uint32_t function_id = 0;   // the same for every version of one function (moves)
   std::string code;           // code bytes when the source has them (jitdump), else empty
+  uint32_t salted_code_tail = 0;  // trailing bytes of `code` that differ from the live code
+                                  // (CPython overwrites the last 8 with a marker)
   std::vector<std::string> files;  // line-table file names, indexed by LineEntry::file_index
   std::vector<LineEntry> lines;    // sorted by addr; empty without a line table
 
@@ -65,8 +68,9 @@ class SymbolIndex {
 
   /// Registers a source file; returns its index for CodeVersion::source.
   uint32_t AddSource(SymbolSourceInfo info);
-  /// Adds a version; `function_id` 0 asks the index to assign a fresh one.
-  void Add(CodeVersion version);
+  /// Adds a version; `function_id` 0 asks the index to assign a fresh one. Returns the version's
+  /// function_id (so a reader can give later moves of the same function the same id).
+  uint32_t Add(CodeVersion version);
   /// Sorts and builds the lookup structure. Must be called once, after the last Add and before
   /// any query.
   void Finish();
@@ -83,6 +87,8 @@ class SymbolIndex {
                                 bool* ambiguous = nullptr) const;
 
   const std::vector<SymbolSourceInfo>& sources() const { return sources_; }
+  /// For readers that learn about their source while reading (a jitdump's e_machine).
+  SymbolSourceInfo* mutable_source(uint32_t source) { return &sources_.at(source); }
   const std::vector<CodeVersion>& versions() const { return versions_; }
   /// Addresses where two versions with different function_ids overlap (code reuse).
   int64_t reused_ranges() const { return reused_ranges_; }

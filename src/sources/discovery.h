@@ -1,0 +1,41 @@
+// Finding a profiled process's symbol sources without being told, the way perf and runtimes
+// name them: /tmp/perf-PID.map, and jit-PID.dump in the working directory, /tmp, the perf
+// debug cache (~/.debug/jit/*/) and any --jit-dir.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cg_inject {
+
+enum class SourceKind { kPerfMap, kJitdump, kDetect };
+
+/// One file to load, found or given.
+struct SourceSpec {
+  std::string path;
+  SourceKind kind = SourceKind::kDetect;  // kDetect: by content (jitdump magic, else perf map)
+  bool explicit_file = false;             // named on the command line
+};
+
+/// Where discovery looks; injectable so tests use a temporary tree.
+struct DiscoveryRoots {
+  std::string tmp_dir = "/tmp";
+  std::string cwd = ".";
+  std::string home;                   // empty: no ~/.debug/jit search
+  std::vector<std::string> jit_dirs;  // --jit-dir, searched for jit-PID.dump and perf-PID.map
+
+  /// /tmp, ".", $HOME from the environment.
+  static DiscoveryRoots FromEnvironment();
+};
+
+/// Existing regular files for `pid`, in this order: /tmp/perf-PID.map, ./jit-PID.dump,
+/// /tmp/jit-PID.dump, ~/.debug/jit/*/jit-PID.dump (directory names sorted), then for each jit
+/// dir DIR/jit-PID.dump and DIR/perf-PID.map. A file reachable twice (same device and inode) is
+/// listed once.
+std::vector<SourceSpec> DiscoverSources(uint64_t pid, const DiscoveryRoots& roots);
+
+/// "perf map" or "jitdump", for messages.
+const char* SourceKindName(SourceKind kind);
+
+}  // namespace cg_inject

@@ -1,0 +1,101 @@
+#include "sources/discovery.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace cg_inject {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A temporary directory tree, removed even when an assertion fails.
+class ScopedTempDir {
+ public:
+  ScopedTempDir() {
+    std::string pattern = (fs::temp_directory_path() / "cg-inject-discovery-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~ScopedTempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  fs::path Touch(const std::string& relative) const {
+    fs::path file = path_ / relative;
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << "x";
+    return file;
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::vector<std::string> Paths(const std::vector<SourceSpec>& specs) {
+  std::vector<std::string> paths;
+  for (const SourceSpec& spec : specs) paths.push_back(spec.path);
+  return paths;
+}
+
+TEST(DiscoveryTest, FindsEveryConventionalPlaceInOrder) {
+  ScopedTempDir root;
+  root.Touch("tmp/perf-42.map");
+  root.Touch("tmp/jit-42.dump");
+  root.Touch("cwd/jit-42.dump");
+  root.Touch("home/.debug/jit/llvm-b/jit-42.dump");
+  root.Touch("home/.debug/jit/java-a/jit-42.dump");
+  root.Touch("home/.debug/jit/java-a/jit-43.dump");  // another process
+  root.Touch("extra/jit-42.dump");
+  root.Touch("extra/perf-42.map");
+  root.Touch("tmp/perf-420.map");  // not a prefix match
+  DiscoveryRoots roots;
+  roots.tmp_dir = (root.path() / "tmp").string();
+  roots.cwd = (root.path() / "cwd").string();
+  roots.home = (root.path() / "home").string();
+  roots.jit_dirs = {(root.path() / "extra").string(), (root.path() / "missing").string()};
+  std::vector<SourceSpec> found = DiscoverSources(42, roots);
+  const std::string r = root.path().string();
+  EXPECT_THAT(Paths(found), ::testing::ElementsAre(
+                                r + "/tmp/perf-42.map", r + "/cwd/jit-42.dump",
+                                r + "/tmp/jit-42.dump", r + "/home/.debug/jit/java-a/jit-42.dump",
+                                r + "/home/.debug/jit/llvm-b/jit-42.dump", r + "/extra/jit-42.dump",
+                                r + "/extra/perf-42.map"));
+  EXPECT_EQ(found[0].kind, SourceKind::kPerfMap);
+  EXPECT_EQ(found[1].kind, SourceKind::kJitdump);
+  EXPECT_FALSE(found[0].explicit_file);
+}
+
+TEST(DiscoveryTest, NothingThere) {
+  ScopedTempDir root;
+  DiscoveryRoots roots;
+  roots.tmp_dir = root.path().string();
+  roots.cwd = root.path().string();
+  EXPECT_TRUE(DiscoverSources(7, roots).empty());
+}
+
+TEST(DiscoveryTest, SameFileReachedTwiceIsListedOnce) {
+  ScopedTempDir root;
+  root.Touch("jit-5.dump");
+  DiscoveryRoots roots;
+  roots.tmp_dir = root.path().string();  // cwd and tmp are the same directory
+  roots.cwd = root.path().string();
+  roots.jit_dirs = {root.path().string() + "/"};
+  EXPECT_EQ(DiscoverSources(5, roots).size(), 1u);
+}
+
+TEST(DiscoveryTest, DirectoriesNamedLikeSourcesAreIgnored) {
+  ScopedTempDir root;
+  fs::create_directories(root.path() / "perf-5.map");
+  DiscoveryRoots roots;
+  roots.tmp_dir = root.path().string();
+  roots.cwd = root.path().string();
+  EXPECT_TRUE(DiscoverSources(5, roots).empty());
+}
+
+}  // namespace
+}  // namespace cg_inject

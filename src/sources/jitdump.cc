@@ -1,0 +1,625 @@
+// Jitdump reader, after linux tools/perf/Documentation/jitdump-specification.txt and the way
+// tools/perf/util/jitdump.c applies records.
+//
+// Layout: a header (magic, version, header size, e_machine, pad, pid, timestamp, flags; 40 bytes
+// in version 1, longer headers have extra fields we skip), then records, each starting with
+// {id, total_size, timestamp}. Every field is in the writer's byte order, which the magic tells:
+// 0x4A695444 read back as 0x4454694A means swap every field. Records are walked by total_size
+// because writers pad (V8 rounds DEBUG_INFO up to 8 bytes); unknown ids are skipped.
+//
+// Nothing in the file is trusted: every size and count is checked against the bytes left with
+// overflow-free arithmetic before anything is sliced, names must end in NUL inside their record.
+// A file still being written ends in a cut-off record: that is a warning and everything before it
+// is kept. Anything else malformed is an InputError naming the byte offset.
+#include "sources/jitdump.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "cg_inject/diagnostics.h"
+#include "cg_inject/error.h"
+#include "cg_inject/symbols.h"
+#include "sources/name_location.h"
+
+namespace cg_inject {
+namespace {
+
+constexpr uint32_t kHeaderSizeV1 = 40;
+constexpr uint32_t kPrefixSize = 16;
+constexpr uint64_t kLoadFixedSize = 40;  // after the prefix
+constexpr uint64_t kMoveFixedSize = 48;
+constexpr uint64_t kDebugInfoFixedSize = 16;
+constexpr uint64_t kDebugEntryFixedSize = 16;  // addr, lineno, discrim; then the NUL-ended file
+constexpr uint64_t kUnwindingFixedSize = 24;
+// Writers place debug entries as if the code sat after a 64-byte ELF header, where
+// `perf inject` puts it (V8 perf-jit.cc kElfHeaderSize; LLVM's perf listener does the same).
+constexpr uint64_t kElfHeaderOffset = 0x40;
+
+std::string Hex(uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+// Reads fixed-width fields in the file's byte order.
+class FieldReader {
+ public:
+  FieldReader(std::string_view bytes, bool swap) : bytes_(bytes), swap_(swap) {}
+  uint32_t U32(uint64_t offset) const {
+    uint32_t value;
+    std::memcpy(&value, bytes_.data() + offset, sizeof value);
+    return swap_ ? __builtin_bswap32(value) : value;
+  }
+  uint64_t U64(uint64_t offset) const {
+    uint64_t value;
+    std::memcpy(&value, bytes_.data() + offset, sizeof value);
+    return swap_ ? __builtin_bswap64(value) : value;
+  }
+
+ private:
+  std::string_view bytes_;
+  bool swap_;
+};
+
+const char* RecordName(uint32_t id) {
+  switch (static_cast<JitdumpRecordId>(id)) {
+    case JitdumpRecordId::kCodeLoad:
+      return "CODE_LOAD";
+    case JitdumpRecordId::kCodeMove:
+      return "CODE_MOVE";
+    case JitdumpRecordId::kCodeDebugInfo:
+      return "CODE_DEBUG_INFO";
+    case JitdumpRecordId::kCodeClose:
+      return "CODE_CLOSE";
+    case JitdumpRecordId::kCodeUnwindingInfo:
+      return "CODE_UNWINDING_INFO";
+  }
+  return "unknown";
+}
+
+class Scanner {
+ public:
+  Scanner(std::string_view bytes, std::string_view path, JitdumpVisitor* visitor,
+          Diagnostics* diagnostics)
+      : bytes_(bytes), path_(path), visitor_(visitor), diagnostics_(diagnostics) {}
+
+  JitdumpScanStats Run();
+
+ private:
+  [[noreturn]] void Fail(uint64_t offset, const std::string& what) const {
+    ThrowAtOffset(path_, offset, what);
+  }
+  void ReadHeader();
+  void DecodeLoad(const JitdumpRecordPrefix& prefix, FieldReader body, std::string_view bytes);
+  void DecodeMove(const JitdumpRecordPrefix& prefix, FieldReader body, std::string_view bytes);
+  void DecodeDebugInfo(const JitdumpRecordPrefix& prefix, FieldReader body, std::string_view bytes);
+  void DecodeUnwindingInfo(const JitdumpRecordPrefix& prefix, FieldReader body,
+                           std::string_view bytes);
+  // The NUL-terminated string at `offset` of a record body, or a located error.
+  std::string_view CString(std::string_view body, uint64_t offset, uint64_t record_offset,
+                           const char* what) const;
+
+  std::string_view bytes_;
+  std::string_view path_;
+  JitdumpVisitor* visitor_;
+  Diagnostics* diagnostics_;
+  JitdumpHeader header_;
+  JitdumpScanStats stats_;
+  JitdumpDebugInfo debug_info_;  // reused: its entries vector keeps its capacity
+};
+
+void Scanner::ReadHeader() {
+  if (bytes_.size() < 4) {
+    ThrowForFile(path_, "not a jitdump: " + std::to_string(bytes_.size()) +
+                            " bytes, too short for the magic");
+  }
+  uint32_t magic;
+  std::memcpy(&magic, bytes_.data(), sizeof magic);
+  header_.magic = magic;
+  if (magic == kJitdumpMagic) {
+    header_.byte_swapped = false;
+  } else if (magic == __builtin_bswap32(kJitdumpMagic)) {
+    header_.byte_swapped = true;
+  } else {
+    Fail(0, "expected the jitdump magic 0x4a695444 (\"JiTD\") in either byte order, got " +
+                Hex(magic));
+  }
+  if (bytes_.size() < kHeaderSizeV1) {
+    Fail(bytes_.size(), "header cut off: expected " + std::to_string(kHeaderSizeV1) +
+                            " bytes, got " + std::to_string(bytes_.size()));
+  }
+  FieldReader r(bytes_, header_.byte_swapped);
+  header_.version = r.U32(4);
+  header_.header_size = r.U32(8);
+  header_.elf_machine = r.U32(12);
+  header_.pad1 = r.U32(16);
+  header_.pid = r.U32(20);
+  header_.timestamp = r.U64(24);
+  header_.flags = r.U64(32);
+  if (header_.version != 1) {
+    Fail(4, "expected jitdump version 1, got " + std::to_string(header_.version) +
+                (header_.version > 1 ? " (newer than this reader)" : ""));
+  }
+  if (header_.header_size < kHeaderSizeV1) {
+    Fail(8, "expected a header size of at least 40, got " + std::to_string(header_.header_size));
+  }
+  if (header_.header_size > bytes_.size()) {
+    Fail(8, "header size " + std::to_string(header_.header_size) + " is past the end of the " +
+                std::to_string(bytes_.size()) + "-byte file");
+  }
+  if ((header_.flags & ~kJitdumpFlagArchTimestamp) != 0) {
+    Fail(32, "unknown header flags " + Hex(header_.flags & ~kJitdumpFlagArchTimestamp) +
+                 " (known: 0x1 arch timestamp)");
+  }
+  visitor_->OnHeader(header_);
+}
+
+std::string_view Scanner::CString(std::string_view body, uint64_t offset, uint64_t record_offset,
+                                  const char* what) const {
+  if (offset > body.size()) {
+    Fail(record_offset, std::string(what) + " starts past the end of the record");
+  }
+  const void* nul = std::memchr(body.data() + offset, '\0', body.size() - offset);
+  if (nul == nullptr) {
+    Fail(record_offset + kPrefixSize + offset,
+         std::string(what) + " is not NUL-terminated inside its record");
+  }
+  return body.substr(offset,
+                     static_cast<size_t>(static_cast<const char*>(nul) - (body.data() + offset)));
+}
+
+void Scanner::DecodeLoad(const JitdumpRecordPrefix& prefix, FieldReader r, std::string_view body) {
+  if (body.size() < kLoadFixedSize) {
+    Fail(prefix.file_offset, "CODE_LOAD of " + std::to_string(prefix.total_size) +
+                                 " bytes is shorter than its 56-byte fixed part");
+  }
+  JitdumpCodeLoad load;
+  load.prefix = prefix;
+  load.pid = r.U32(0);
+  load.tid = r.U32(4);
+  load.vma = r.U64(8);
+  load.code_addr = r.U64(16);
+  load.code_size = r.U64(24);
+  load.code_index = r.U64(32);
+  load.name = CString(body, kLoadFixedSize, prefix.file_offset, "CODE_LOAD name");
+  uint64_t code_offset = kLoadFixedSize + load.name.size() + 1;
+  uint64_t room = body.size() - code_offset;
+  if (load.code_size > room) {
+    Fail(prefix.file_offset + kPrefixSize + 24,
+         "CODE_LOAD code_size " + std::to_string(load.code_size) + " does not fit in the " +
+             std::to_string(room) + " bytes left in the record");
+  }
+  if (load.code_size > UINT64_MAX - load.code_addr) {
+    Fail(prefix.file_offset + kPrefixSize + 16,
+         "CODE_LOAD code_addr " + Hex(load.code_addr) + " + code_size " +
+             std::to_string(load.code_size) + " is beyond the 64-bit address space");
+  }
+  load.code = body.substr(code_offset, load.code_size);
+  visitor_->OnCodeLoad(load);
+}
+
+void Scanner::DecodeMove(const JitdumpRecordPrefix& prefix, FieldReader r, std::string_view body) {
+  if (body.size() < kMoveFixedSize) {
+    Fail(prefix.file_offset, "CODE_MOVE of " + std::to_string(prefix.total_size) +
+                                 " bytes is shorter than its 64-byte fixed part");
+  }
+  JitdumpCodeMove move;
+  move.prefix = prefix;
+  move.pid = r.U32(0);
+  move.tid = r.U32(4);
+  move.vma = r.U64(8);
+  move.old_code_addr = r.U64(16);
+  move.new_code_addr = r.U64(24);
+  move.code_size = r.U64(32);
+  move.code_index = r.U64(40);
+  if (move.code_size > UINT64_MAX - move.new_code_addr) {
+    Fail(prefix.file_offset + kPrefixSize + 24,
+         "CODE_MOVE new_code_addr " + Hex(move.new_code_addr) + " + code_size " +
+             std::to_string(move.code_size) + " is beyond the 64-bit address space");
+  }
+  visitor_->OnCodeMove(move);
+}
+
+void Scanner::DecodeDebugInfo(const JitdumpRecordPrefix& prefix, FieldReader r,
+                              std::string_view body) {
+  if (body.size() < kDebugInfoFixedSize) {
+    Fail(prefix.file_offset, "CODE_DEBUG_INFO of " + std::to_string(prefix.total_size) +
+                                 " bytes is shorter than its 32-byte fixed part");
+  }
+  debug_info_.prefix = prefix;
+  debug_info_.code_addr = r.U64(0);
+  uint64_t nr_entry = r.U64(8);
+  // Each entry takes at least 17 bytes (fixed part + the file's NUL); checking the count first
+  // keeps a corrupt count from reserving gigabytes.
+  uint64_t max_entries = (body.size() - kDebugInfoFixedSize) / (kDebugEntryFixedSize + 1);
+  if (nr_entry > max_entries) {
+    Fail(prefix.file_offset + kPrefixSize + 8,
+         "CODE_DEBUG_INFO nr_entry " + std::to_string(nr_entry) + " cannot fit in a " +
+             std::to_string(prefix.total_size) + "-byte record (at most " +
+             std::to_string(max_entries) + ")");
+  }
+  debug_info_.entries.clear();
+  debug_info_.entries.reserve(nr_entry);
+  uint64_t offset = kDebugInfoFixedSize;
+  for (uint64_t i = 0; i < nr_entry; ++i) {
+    if (body.size() - offset < kDebugEntryFixedSize) {
+      Fail(prefix.file_offset + kPrefixSize + offset, "CODE_DEBUG_INFO entry " + std::to_string(i) +
+                                                          " of " + std::to_string(nr_entry) +
+                                                          " runs past the end of its record");
+    }
+    JitdumpDebugEntry entry;
+    entry.addr = r.U64(offset);
+    entry.line_no = r.U32(offset + 8);
+    entry.discriminator = r.U32(offset + 12);
+    entry.file = CString(body, offset + kDebugEntryFixedSize, prefix.file_offset,
+                         "CODE_DEBUG_INFO file name");
+    offset += kDebugEntryFixedSize + entry.file.size() + 1;
+    if (entry.file == "\xff") {
+      // "Same file as the previous entry" (the spec's compression of repeated names).
+      if (debug_info_.entries.empty()) {
+        Fail(prefix.file_offset + kPrefixSize + offset - 2,
+             "CODE_DEBUG_INFO entry 0 repeats the previous file name (\"\\xff\"), but there is "
+             "none");
+      }
+      entry.file = debug_info_.entries.back().file;
+    }
+    debug_info_.entries.push_back(entry);
+  }
+  visitor_->OnDebugInfo(debug_info_);
+}
+
+void Scanner::DecodeUnwindingInfo(const JitdumpRecordPrefix& prefix, FieldReader r,
+                                  std::string_view body) {
+  if (body.size() < kUnwindingFixedSize) {
+    Fail(prefix.file_offset, "CODE_UNWINDING_INFO of " + std::to_string(prefix.total_size) +
+                                 " bytes is shorter than its 40-byte fixed part");
+  }
+  JitdumpUnwindingInfo info;
+  info.prefix = prefix;
+  info.unwinding_size = r.U64(0);
+  info.eh_frame_hdr_size = r.U64(8);
+  info.mapped_size = r.U64(16);
+  uint64_t room = body.size() - kUnwindingFixedSize;
+  if (info.unwinding_size > room) {
+    Fail(prefix.file_offset + kPrefixSize,
+         "CODE_UNWINDING_INFO unwinding_size " + std::to_string(info.unwinding_size) +
+             " does not fit in the " + std::to_string(room) + " bytes left in the record");
+  }
+  info.data = body.substr(kUnwindingFixedSize, info.unwinding_size);
+  visitor_->OnUnwindingInfo(info);
+}
+
+JitdumpScanStats Scanner::Run() {
+  ReadHeader();
+  FieldReader file(bytes_, header_.byte_swapped);
+  uint64_t offset = header_.header_size;
+  uint64_t previous_timestamp = 0;
+  while (offset < bytes_.size()) {
+    uint64_t left = bytes_.size() - offset;
+    if (left < kPrefixSize) {
+      stats_.truncated = true;
+      diagnostics_->Warn("jitdump: truncated",
+                         std::string(path_) + ": offset " + std::to_string(offset) +
+                             ": last record cut off after " + std::to_string(left) +
+                             " bytes (file still being written?); ignored it");
+      break;
+    }
+    JitdumpRecordPrefix prefix;
+    prefix.id = file.U32(offset);
+    prefix.total_size = file.U32(offset + 4);
+    prefix.timestamp = file.U64(offset + 8);
+    prefix.file_offset = offset;
+    if (prefix.total_size < kPrefixSize) {
+      Fail(offset + 4, std::string("expected a record size of at least 16, got ") +
+                           std::to_string(prefix.total_size) + " (record id " +
+                           std::to_string(prefix.id) + ")");
+    }
+    if (prefix.total_size > left) {
+      stats_.truncated = true;
+      diagnostics_->Warn("jitdump: truncated",
+                         std::string(path_) + ": offset " + std::to_string(offset) + ": last " +
+                             RecordName(prefix.id) + " record needs " +
+                             std::to_string(prefix.total_size) + " bytes, only " +
+                             std::to_string(left) +
+                             " are left (file still being written?); ignored it");
+      break;
+    }
+    ++stats_.records;
+    if (prefix.timestamp < previous_timestamp) ++stats_.timestamp_decreases;
+    previous_timestamp = prefix.timestamp;
+    std::string_view body = bytes_.substr(offset + kPrefixSize, prefix.total_size - kPrefixSize);
+    FieldReader r(body, header_.byte_swapped);
+    switch (static_cast<JitdumpRecordId>(prefix.id)) {
+      case JitdumpRecordId::kCodeLoad:
+        DecodeLoad(prefix, r, body);
+        break;
+      case JitdumpRecordId::kCodeMove:
+        DecodeMove(prefix, r, body);
+        break;
+      case JitdumpRecordId::kCodeDebugInfo:
+        DecodeDebugInfo(prefix, r, body);
+        break;
+      case JitdumpRecordId::kCodeUnwindingInfo:
+        DecodeUnwindingInfo(prefix, r, body);
+        break;
+      case JitdumpRecordId::kCodeClose:
+        stats_.closed = true;
+        visitor_->OnClose(prefix);
+        return stats_;
+      default:
+        ++stats_.unknown_records;
+        diagnostics_->Warn("jitdump: unknown record",
+                           std::string(path_) + ": offset " + std::to_string(offset) +
+                               ": skipped record with unknown id " + std::to_string(prefix.id));
+        break;
+    }
+    offset += prefix.total_size;
+  }
+  return stats_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Semantics: from records to code versions.
+
+struct PendingLoad {
+  CodeVersion version;
+  std::vector<JitdumpDebugEntry> entries;  // raw line table, views into the dump
+  uint64_t code_index = 0;
+};
+
+enum class Shift { kNo, kYes, kUndecided, kNeither };
+
+// Whether a line table's addresses carry the writers' +0x40: decided from the addresses alone
+// when only one reading puts every entry inside the code.
+Shift JudgeShift(const PendingLoad& load) {
+  if (load.entries.empty()) return Shift::kNo;
+  const uint64_t start = load.version.start;
+  const uint64_t size = load.version.size;
+  bool fits_raw = true;
+  bool fits_shifted = true;
+  // Offsets from the start, so nothing overflows near the top of the address space. An entry
+  // exactly at the end is accepted (some writers close the table with one).
+  for (const JitdumpDebugEntry& e : load.entries) {
+    uint64_t offset = e.addr - start;
+    if (e.addr < start || offset > size) fits_raw = false;
+    if (e.addr < start || offset < kElfHeaderOffset || offset - kElfHeaderOffset > size) {
+      fits_shifted = false;
+    }
+  }
+  if (fits_raw && fits_shifted) return Shift::kUndecided;
+  if (fits_shifted) return Shift::kYes;
+  if (fits_raw) return Shift::kNo;
+  return Shift::kNeither;
+}
+
+class IndexBuilder : public JitdumpVisitor {
+ public:
+  IndexBuilder(std::string_view path, uint32_t source, SymbolIndex* index, Diagnostics* diagnostics,
+               JitdumpStats* stats)
+      : path_(path), source_(source), index_(index), diagnostics_(diagnostics), stats_(stats) {}
+
+  void OnHeader(const JitdumpHeader& header) override {
+    stats_->header = header;
+    index_->mutable_source(source_)->elf_machine = header.elf_machine;
+  }
+
+  void OnCodeLoad(const JitdumpCodeLoad& load) override {
+    ++stats_->loads;
+    PendingLoad pending;
+    CodeVersion& v = pending.version;
+    // Julia writes vma = 0; perf itself maps code at code_addr, so that is the address used.
+    v.start = load.code_addr;
+    v.size = load.code_size;
+    v.raw_name = std::string(load.name);
+    NameLocation location = ParseNameLocation(load.name);
+    v.function_name = std::move(location.function);
+    v.source_file = std::string(location.file);
+    v.source_line = location.line_no;
+    v.source = source_;
+    v.timestamp = load.prefix.timestamp;
+    v.code_index = load.code_index;
+    v.code = std::string(load.code);
+    if (location.convention == "cpython") {
+      // perf_jit_trampoline.c overwrites the last 8 dumped bytes (all of shorter code) with a
+      // per-process marker so perf's build-ids differ; the live code is unchanged.
+      v.salted_code_tail = static_cast<uint32_t>(std::min<uint64_t>(8, load.code_size));
+    }
+    pending.code_index = load.code_index;
+    auto it = debug_.find(load.code_addr);
+    if (it != debug_.end()) {
+      pending.entries = std::move(it->second);
+      debug_.erase(it);
+    }
+    events_.push_back({false, loads_.size()});
+    loads_.push_back(std::move(pending));
+  }
+
+  void OnCodeMove(const JitdumpCodeMove& move) override {
+    ++stats_->moves;
+    events_.push_back({true, moves_.size()});
+    moves_.push_back(move);
+  }
+
+  void OnDebugInfo(const JitdumpDebugInfo& info) override {
+    ++stats_->debug_infos;
+    // perf applies a DEBUG_INFO to the next CODE_LOAD; keyed by code_addr so interleaved writers
+    // still pair correctly. A second one for the same address replaces the first.
+    debug_[info.code_addr] = info.entries;
+  }
+
+  void Finish();
+
+ private:
+  void BuildLineTable(PendingLoad* load, bool shift);
+  void AddMove(const JitdumpCodeMove& move);
+
+  struct Event {
+    bool is_move;
+    size_t index;
+  };
+  std::string_view path_;
+  uint32_t source_;
+  SymbolIndex* index_;
+  Diagnostics* diagnostics_;
+  JitdumpStats* stats_;
+  std::unordered_map<uint64_t, std::vector<JitdumpDebugEntry>> debug_;
+  std::vector<PendingLoad> loads_;
+  std::vector<JitdumpCodeMove> moves_;
+  std::vector<Event> events_;
+  // code_index -> position in index_->versions() of the latest version of that code.
+  std::unordered_map<uint64_t, size_t> by_code_index_;
+};
+
+void IndexBuilder::BuildLineTable(PendingLoad* load, bool shift) {
+  CodeVersion& v = load->version;
+  v.lines.reserve(load->entries.size());
+  for (const JitdumpDebugEntry& e : load->entries) {
+    LineEntry line;
+    line.addr = shift ? e.addr - kElfHeaderOffset : e.addr;
+    line.line_no = e.line_no;
+    line.discriminator = e.discriminator;
+    auto file = std::find(v.files.begin(), v.files.end(), e.file);
+    line.file_index = static_cast<uint32_t>(file - v.files.begin());
+    if (file == v.files.end()) v.files.emplace_back(e.file);
+    v.lines.push_back(line);
+  }
+  std::stable_sort(v.lines.begin(), v.lines.end(),
+                   [](const LineEntry& a, const LineEntry& b) { return a.addr < b.addr; });
+  // The function's own location is its first row with a line (compiler-generated rows say 0).
+  for (const LineEntry& line : v.lines) {
+    if (line.line_no != 0) {
+      v.source_file = v.files[line.file_index];
+      v.source_line = line.line_no;
+      break;
+    }
+  }
+}
+
+void IndexBuilder::AddMove(const JitdumpCodeMove& move) {
+  const std::vector<CodeVersion>& versions = index_->versions();
+  size_t base = SIZE_MAX;
+  auto it = by_code_index_.find(move.code_index);
+  if (it != by_code_index_.end()) {
+    base = it->second;
+  } else {
+    for (size_t i = versions.size(); i-- > 0;) {
+      if (versions[i].source == source_ && versions[i].start == move.old_code_addr) {
+        base = i;
+        break;
+      }
+    }
+  }
+  if (base == SIZE_MAX) {
+    diagnostics_->Warn("jitdump: move of unknown code",
+                       std::string(path_) + ": offset " + std::to_string(move.prefix.file_offset) +
+                           ": CODE_MOVE of code_index " + std::to_string(move.code_index) + " at " +
+                           Hex(move.old_code_addr) + ", which no CODE_LOAD described");
+    return;
+  }
+  CodeVersion moved = versions[base];
+  const uint64_t old_start = moved.start;
+  moved.start = move.new_code_addr;
+  moved.size = move.code_size;
+  moved.timestamp = move.prefix.timestamp;
+  moved.code_index = move.code_index;
+  if (moved.code.size() > moved.size) moved.code.resize(moved.size);
+  for (LineEntry& line : moved.lines) line.addr = line.addr - old_start + move.new_code_addr;
+  index_->Add(std::move(moved));
+  by_code_index_[move.code_index] = index_->versions().size() - 1;
+}
+
+void IndexBuilder::Finish() {
+  // Decide the +0x40 quirk per line table; tables that fit either way follow the majority of
+  // this dump's decisive tables.
+  std::vector<Shift> shifts(loads_.size());
+  int64_t votes_yes = 0, votes_no = 0;
+  // Without decisive tables: a shifting writer leaves the first 0x40 bytes of every function
+  // without entries and starts some table exactly at +0x40.
+  bool any_entry_in_first_0x40 = false;
+  bool any_table_at_0x40 = false;
+  for (size_t i = 0; i < loads_.size(); ++i) {
+    shifts[i] = JudgeShift(loads_[i]);
+    if (shifts[i] == Shift::kYes) ++votes_yes;
+    if (shifts[i] == Shift::kNo && !loads_[i].entries.empty()) ++votes_no;
+    uint64_t lowest = UINT64_MAX;
+    for (const JitdumpDebugEntry& e : loads_[i].entries) lowest = std::min(lowest, e.addr);
+    if (loads_[i].entries.empty() || lowest < loads_[i].version.start) continue;
+    if (lowest - loads_[i].version.start < kElfHeaderOffset) any_entry_in_first_0x40 = true;
+    if (lowest - loads_[i].version.start == kElfHeaderOffset) any_table_at_0x40 = true;
+  }
+  const bool undecided_shift =
+      votes_yes != votes_no ? votes_yes > votes_no : !any_entry_in_first_0x40 && any_table_at_0x40;
+  for (size_t i = 0; i < loads_.size(); ++i) {
+    PendingLoad& load = loads_[i];
+    bool shift = false;
+    switch (shifts[i]) {
+      case Shift::kNo:
+        break;
+      case Shift::kYes:
+        shift = true;
+        break;
+      case Shift::kUndecided:
+        shift = undecided_shift;
+        break;
+      case Shift::kNeither:
+        diagnostics_->Warn("jitdump: line table outside code",
+                           std::string(path_) + ": line table of " + load.version.raw_name +
+                               " has addresses outside its code [" + Hex(load.version.start) +
+                               ", " + Hex(load.version.end()) + "); kept as written");
+        break;
+    }
+    if (shift) ++stats_->debug_infos_shifted;
+    if (!load.entries.empty()) BuildLineTable(&load, shift);
+  }
+  for (const Event& event : events_) {
+    if (event.is_move) {
+      AddMove(moves_[event.index]);
+    } else {
+      PendingLoad& load = loads_[event.index];
+      uint64_t code_index = load.code_index;
+      index_->Add(std::move(load.version));
+      by_code_index_[code_index] = index_->versions().size() - 1;
+    }
+  }
+  stats_->debug_infos_unmatched = static_cast<int64_t>(debug_.size());
+  for (const auto& [code_addr, entries] : debug_) {
+    diagnostics_->Warn("jitdump: unmatched debug info",
+                       std::string(path_) + ": CODE_DEBUG_INFO for " + Hex(code_addr) +
+                           " is followed by no CODE_LOAD of that address; ignored");
+  }
+  if (stats_->scan.timestamp_decreases > 0) {
+    diagnostics_->Warn("jitdump: timestamps not monotonic",
+                       std::string(path_) + ": " +
+                           std::to_string(stats_->scan.timestamp_decreases) +
+                           " records are older than the record before them (LLVM JITLink "
+                           "writes so); file order is used as load order");
+  }
+}
+
+}  // namespace
+
+bool LooksLikeJitdump(std::string_view bytes) {
+  if (bytes.size() < 4) return false;
+  uint32_t magic;
+  std::memcpy(&magic, bytes.data(), sizeof magic);
+  return magic == kJitdumpMagic || magic == __builtin_bswap32(kJitdumpMagic);
+}
+
+JitdumpScanStats ScanJitdump(std::string_view bytes, std::string_view path, JitdumpVisitor* visitor,
+                             Diagnostics* diagnostics) {
+  Scanner scanner(bytes, path, visitor, diagnostics);
+  return scanner.Run();
+}
+
+JitdumpStats ReadJitdump(std::string_view bytes, std::string_view path, uint32_t source,
+                         SymbolIndex* index, Diagnostics* diagnostics) {
+  JitdumpStats stats;
+  IndexBuilder builder(path, source, index, diagnostics, &stats);
+  stats.scan = ScanJitdump(bytes, path, &builder, diagnostics);
+  builder.Finish();
+  return stats;
+}
+
+}  // namespace cg_inject

@@ -1,0 +1,200 @@
+// Name conventions of JIT runtimes, as they write them into perf maps and jitdumps:
+//   CPython 3.12+ perf trampolines   py::QUALNAME:FILE            (Python/perf_trampoline.c)
+//   V8 --perf-basic-prof/--perf-prof  KIND:[TIER]NAME FILE:LINE[:COL], KIND one of LazyCompile,
+//                                     Function, JS, Script, Eval, ...; TIER one of ~ ^ + * -
+//                                     (interpreted, baseline, maglev, turbofan, ...)
+//   LuaJIT                            TRACE_N::FILE:LINE
+//   MoarVM                            NAME(FILE:LINE)
+//   PHP opcache JIT                   JIT$NAME, JIT$/path/script.php (the main script), JIT$$stub
+//   HotSpot perf-map-agent            LPKG/CLASS;::METHOD (no location; only made readable)
+// Each row is one function; the first row that accepts a name wins. Names without a convention
+// (Julia `julia_f_12`, .NET signatures, wasmtime Rust paths, V8 builtins) stay as they are.
+#include "sources/name_location.h"
+
+#include <array>
+#include <charconv>
+
+namespace cg_inject {
+namespace {
+
+constexpr bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Parses a whole string of decimal digits that fits in uint32_t and is not 0.
+bool ParseLineNo(std::string_view text, uint32_t* line_no) {
+  if (text.empty() || !IsDigit(text[0])) return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *line_no);
+  return ec == std::errc() && end == text.data() + text.size() && *line_no != 0;
+}
+
+// Splits "FILE:LINE" or "FILE:LINE:COL" (V8's newer JS: names add a column).
+bool SplitFileLine(std::string_view text, std::string_view* file, uint32_t* line_no) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  uint32_t number = 0;
+  if (!ParseLineNo(text.substr(colon + 1), &number)) return false;
+  // A second number before it means the first was a column.
+  size_t colon2 = text.rfind(':', colon - 1);
+  uint32_t line_candidate = 0;
+  if (colon2 != std::string_view::npos && colon2 > 0 &&
+      ParseLineNo(text.substr(colon2 + 1, colon - colon2 - 1), &line_candidate)) {
+    *file = text.substr(0, colon2);
+    *line_no = line_candidate;
+    return true;
+  }
+  *file = text.substr(0, colon);
+  *line_no = number;
+  return true;
+}
+
+bool ParseCpython(std::string_view name, NameLocation* out) {
+  constexpr std::string_view kPrefix = "py::";
+  if (!name.starts_with(kPrefix)) return false;
+  std::string_view rest = name.substr(kPrefix.size());
+  // Qualified names have no ':' ("Cls.f.<locals>.g"); file names may (`<frozen os>`, C:\...).
+  size_t colon = rest.find(':');
+  if (colon == std::string_view::npos) {
+    out->function = std::string(rest);
+  } else {
+    out->function = std::string(rest.substr(0, colon));
+    out->file = rest.substr(colon + 1);
+  }
+  if (out->function.empty()) out->function = "(anonymous)";
+  return true;
+}
+
+bool ParseV8(std::string_view name, NameLocation* out) {
+  // Kinds that carry a script location. Builtin:, BytecodeHandler:, RegExp:, Stub: ... do not.
+  static constexpr std::array<std::string_view, 7> kKinds = {
+      "LazyCompile:",         "Function:",         "JS:", "Script:", "Eval:",
+      "InterpretedFunction:", "OptimizedFunction:"};
+  std::string_view kind;
+  for (std::string_view k : kKinds) {
+    if (name.starts_with(k)) kind = k;
+  }
+  if (kind.empty()) return false;
+  std::string_view rest = name.substr(kind.size());
+  if (!rest.empty() && std::string_view("~^+*-").find(rest[0]) != std::string_view::npos) {
+    rest.remove_prefix(1);
+  }
+  // The location is the last blank-separated token; function names may contain blanks
+  // ("get length"), file names in practice do not.
+  size_t space = rest.rfind(' ');
+  std::string_view location = space == std::string_view::npos ? rest : rest.substr(space + 1);
+  std::string_view function = space == std::string_view::npos ? "" : rest.substr(0, space);
+  std::string_view file;
+  uint32_t line_no = 0;
+  if (!SplitFileLine(location, &file, &line_no)) return false;
+  // Old V8 marks natives as "f native array.js:618": the marker belongs to the file.
+  constexpr std::string_view kNative = " native";
+  if (function.ends_with(kNative)) {
+    function.remove_suffix(kNative.size());
+    file = std::string_view(
+        function.data() + function.size() + 1,
+        static_cast<size_t>(file.data() + file.size() - (function.data() + function.size() + 1)));
+  } else if (function == "native") {
+    file = std::string_view(function.data(),
+                            static_cast<size_t>(file.data() + file.size() - function.data()));
+    function = {};
+  }
+  while (function.ends_with(' ')) function.remove_suffix(1);
+  while (function.starts_with(' ')) function.remove_prefix(1);
+  if (function.empty()) {
+    out->function = kind == "Script:" || kind == "Eval:" ? "(script)" : "(anonymous)";
+  } else {
+    out->function = std::string(function);
+  }
+  out->file = file;
+  out->line_no = line_no;
+  return true;
+}
+
+bool ParseLuaJit(std::string_view name, NameLocation* out) {
+  if (!name.starts_with("TRACE_")) return false;
+  size_t sep = name.find("::");
+  if (sep == std::string_view::npos) return false;
+  std::string_view trace = name.substr(0, sep);
+  for (char c : trace.substr(6)) {
+    if (!IsDigit(c)) return false;
+  }
+  std::string_view file;
+  uint32_t line_no = 0;
+  if (!SplitFileLine(name.substr(sep + 2), &file, &line_no)) return false;
+  out->function = std::string(trace);
+  out->file = file;
+  out->line_no = line_no;
+  return true;
+}
+
+bool ParseMoarVm(std::string_view name, NameLocation* out) {
+  if (!name.ends_with(')')) return false;
+  size_t open = name.rfind('(');
+  if (open == std::string_view::npos) return false;
+  std::string_view inside = name.substr(open + 1, name.size() - open - 2);
+  std::string_view file;
+  uint32_t line_no = 0;
+  if (!SplitFileLine(inside, &file, &line_no)) return false;
+  std::string_view function = name.substr(0, open);
+  out->function = function.empty() ? "(anonymous)" : std::string(function);
+  out->file = file;
+  out->line_no = line_no;
+  return true;
+}
+
+bool ParsePhp(std::string_view name, NameLocation* out) {
+  constexpr std::string_view kPrefix = "JIT$";
+  if (!name.starts_with(kPrefix)) return false;
+  std::string_view rest = name.substr(kPrefix.size());
+  if (rest.empty() || rest[0] == '$') return false;  // JIT$$stub: VM helpers keep their name
+  if (rest.find('/') != std::string_view::npos || rest.ends_with(".php")) {
+    // The top-level code of a script is named after the script; PHP tools call it {main}.
+    out->function = "{main}";
+    out->file = rest;
+  } else {
+    out->function = std::string(rest);
+  }
+  return true;
+}
+
+bool ParseJavaDescriptor(std::string_view name, NameLocation* out) {
+  // "Ljava/lang/String;::hashCode" -> "java.lang.String::hashCode".
+  if (name.size() < 4 || name[0] != 'L') return false;
+  size_t semi = name.find(";::");
+  if (semi == std::string_view::npos || semi < 2) return false;
+  std::string readable;
+  readable.reserve(name.size());
+  for (char c : name.substr(1, semi - 1)) readable.push_back(c == '/' ? '.' : c);
+  readable.append(name.substr(semi + 1));
+  out->function = std::move(readable);
+  return true;
+}
+
+struct Convention {
+  std::string_view tag;
+  bool (*parse)(std::string_view, NameLocation*);
+};
+
+constexpr std::array<Convention, 6> kConventions = {{
+    {"cpython", ParseCpython},
+    {"v8", ParseV8},
+    {"luajit", ParseLuaJit},
+    {"php", ParsePhp},
+    {"java", ParseJavaDescriptor},
+    {"moarvm", ParseMoarVm},
+}};
+
+}  // namespace
+
+NameLocation ParseNameLocation(std::string_view name) {
+  NameLocation location;
+  for (const Convention& convention : kConventions) {
+    if (convention.parse(name, &location)) {
+      location.convention = convention.tag;
+      return location;
+    }
+    location = NameLocation();
+  }
+  location.function = std::string(name);
+  return location;
+}
+
+}  // namespace cg_inject

@@ -1,0 +1,93 @@
+#include "sources/name_location.h"
+
+#include <gtest/gtest.h>
+
+namespace cg_inject {
+namespace {
+
+struct Case {
+  std::string_view name;
+  std::string_view function;
+  std::string_view file;
+  uint32_t line_no;
+  std::string_view convention;
+};
+
+// Names are real ones from ../shared/corpus (perf maps and jitdumps) unless marked.
+constexpr Case kCases[] = {
+    // CPython 3.12 perf trampolines (blazesym-python312-sample.map).
+    {"py::_find_and_load:<frozen importlib._bootstrap>", "_find_and_load",
+     "<frozen importlib._bootstrap>", 0, "cpython"},
+    {"py::_createenviron.<locals>.decode:<frozen os>", "_createenviron.<locals>.decode",
+     "<frozen os>", 0, "cpython"},
+    {"py::fib:/home/user/fib.py", "fib", "/home/user/fib.py", 0, "cpython"},  // made up
+    {"py::<module>:C:\\x.py", "<module>", "C:\\x.py", 0, "cpython"},          // made up
+    // V8 (parca-nodejs-perf-map.map, parca-nodejs.dump).
+    {"LazyCompile:~REPLServer.self.writer repl.js:514", "REPLServer.self.writer", "repl.js", 514,
+     "v8"},
+    {"LazyCompile:~formatValue internal/util/inspect.js:456", "formatValue",
+     "internal/util/inspect.js", 456, "v8"},
+    {"LazyCompile:~lastIndexOf native array.js:618", "lastIndexOf", "native array.js", 618, "v8"},
+    {"LazyCompile:*getPotentialParent /usr/src/app/node_modules/heap-js/dist/heap-js.umd.js:764",
+     "getPotentialParent", "/usr/src/app/node_modules/heap-js/dist/heap-js.umd.js", 764, "v8"},
+    {"Script:~ evalmachine.<anonymous>:1", "(script)", "evalmachine.<anonymous>", 1, "v8"},
+    {"Function:^compileForInternalLoader node:internal/bootstrap/loaders:300",
+     "compileForInternalLoader", "node:internal/bootstrap/loaders", 300, "v8"},
+    {"Function:^SafeMap node:internal/per_context/primordials:360", "SafeMap",
+     "node:internal/per_context/primordials", 360, "v8"},
+    {"LazyCompile:*fib /usr/src/app/main.js:1", "fib", "/usr/src/app/main.js", 1, "v8"},
+    {"JS:*fib /app/main.js:1:13", "fib", "/app/main.js", 1, "v8"},         // newer V8, made up
+    {"JS:~get length /app/a.js:7:3", "get length", "/app/a.js", 7, "v8"},  // made up
+    {"LazyCompile:~ /app/a.js:3", "(anonymous)", "/app/a.js", 3, "v8"},    // made up
+    // V8 kinds without a location stay whole.
+    {"Builtin:ArrayPrototypePush", "Builtin:ArrayPrototypePush", "", 0, ""},
+    {"BytecodeHandler:ForInContinue.Wide", "BytecodeHandler:ForInContinue.Wide", "", 0, ""},
+    {"RegExp:[{(]", "RegExp:[{(]", "", 0, ""},
+    // LuaJIT and MoarVM (made up in their documented shapes).
+    {"TRACE_12::bench/fib.lua:7", "TRACE_12", "bench/fib.lua", 7, "luajit"},
+    {"infix:<+>(gen/moar/CORE.c.setting:1234)", "infix:<+>", "gen/moar/CORE.c.setting", 1234,
+     "moarvm"},
+    // PHP opcache (parca-php.dump).
+    {"JIT$/app/demo.php", "{main}", "/app/demo.php", 0, "php"},
+    {"JIT$Fibonacci", "Fibonacci", "", 0, "php"},
+    {"JIT$$interrupt_handler", "JIT$$interrupt_handler", "", 0, ""},
+    // HotSpot perf-map-agent descriptors (made up).
+    {"Ljava/lang/String;::hashCode", "java.lang.String::hashCode", "", 0, "java"},
+    {"Interpreter", "Interpreter", "", 0, ""},
+    // No convention: Julia, .NET, wasmtime (corpus).
+    {"julia_fibonacci_16", "julia_fibonacci_16", "", 0, ""},
+    {"stub<1> AllocateTemporaryEntryPoints<PRECODE_STUB>",
+     "stub<1> AllocateTemporaryEntryPoints<PRECODE_STUB>", "", 0, ""},
+    {"bool [System.Private.CoreLib] System.SpanHelpers::Contains(char&,char,int32)"
+     "[OptimizedTier1]",
+     "bool [System.Private.CoreLib] System.SpanHelpers::Contains(char&,char,int32)"
+     "[OptimizedTier1]",
+     "", 0, ""},
+    {"std::rt::lang_start::{{closure}}::hd74d86521ea754a1",
+     "std::rt::lang_start::{{closure}}::hd74d86521ea754a1", "", 0, ""},
+    // Near misses.
+    {"LazyCompile:~f file.js:0", "LazyCompile:~f file.js:0", "", 0, ""},  // line 0 is no line
+    {"f(int:x)", "f(int:x)", "", 0, ""},
+    {"TRACE_x::a.lua:1", "TRACE_x::a.lua:1", "", 0, ""},
+    {"py::", "(anonymous)", "", 0, "cpython"},
+};
+
+TEST(NameLocationTest, Table) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.name);
+    NameLocation location = ParseNameLocation(c.name);
+    EXPECT_EQ(location.function, c.function);
+    EXPECT_EQ(location.file, c.file);
+    EXPECT_EQ(location.line_no, c.line_no);
+    EXPECT_EQ(location.convention, c.convention);
+  }
+}
+
+TEST(NameLocationTest, FileViewPointsIntoName) {
+  std::string name = "py::f:/a.py";
+  NameLocation location = ParseNameLocation(name);
+  EXPECT_EQ(location.file.data(), name.data() + 6);
+}
+
+}  // namespace
+}  // namespace cg_inject

@@ -1,0 +1,201 @@
+// Perf-map reader. The format (linux tools/perf/Documentation/jit-interface.txt) is one
+// `START SIZE name` line per code range, START and SIZE in hex, the name the rest of the line.
+// Real writers differ in details this reader accepts: `0x` prefixes (HotSpot agents), upper-case
+// zero-padded 16-digit addresses (.NET), names with blanks, brackets and generics, unsorted and
+// duplicate lines (later lines describe later code, so file order is load order).
+//
+// A perf map is appended to by every JIT thread with plain write()s, so real files contain
+// damage: a name broken by an embedded newline leaves a line without address and size, and two
+// writers interleaving leave one line holding a cut-off entry followed by a complete one
+// ("...<frozen sitej7fbf1fc215f9 b py::expanduser:..."). Such lines are skipped and counted;
+// the complete entry at the end of a torn line is salvaged.
+#include "sources/perf_map.h"
+
+#include <charconv>
+#include <cstring>
+#include <string>
+
+#include "cg_inject/diagnostics.h"
+#include "cg_inject/error.h"
+#include "cg_inject/symbols.h"
+#include "sources/name_location.h"
+
+namespace cg_inject {
+namespace {
+
+constexpr std::string_view kBadLine = "perf-map: bad line";
+constexpr std::string_view kTornLine = "perf-map: torn line";
+
+constexpr bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+constexpr bool IsHex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// Shows at most 40 bytes of a bad field in a message.
+std::string Quote(std::string_view text) {
+  std::string quoted = "'";
+  quoted.append(text.substr(0, 40));
+  if (text.size() > 40) quoted.append("...");
+  quoted.push_back('\'');
+  return quoted;
+}
+
+// Takes the next blank-delimited field off `*rest`.
+std::string_view TakeField(std::string_view* rest) {
+  size_t end = 0;
+  while (end < rest->size() && !IsBlank((*rest)[end])) ++end;
+  std::string_view field = rest->substr(0, end);
+  rest->remove_prefix(end);
+  while (!rest->empty() && IsBlank(rest->front())) rest->remove_prefix(1);
+  return field;
+}
+
+// Parses a whole field as hex, with or without 0x. Returns an error message or empty.
+bool ParseHexField(std::string_view field, std::string_view what, uint64_t* value,
+                   std::string* error) {
+  std::string_view digits = field;
+  if (digits.size() >= 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    digits.remove_prefix(2);
+  }
+  if (digits.empty()) {
+    *error = "expected hex " + std::string(what) + ", got " + Quote(field);
+    return false;
+  }
+  for (char c : digits) {
+    if (!IsHex(c)) {
+      *error = "expected hex " + std::string(what) + ", got " + Quote(field);
+      return false;
+    }
+  }
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *value, 16);
+  if (ec != std::errc() || end != digits.data() + digits.size()) {
+    *error = "expected a " + std::string(what) + " of at most 64 bits, got " + Quote(field);
+    return false;
+  }
+  return true;
+}
+
+// Finds another entry ("HEX HEX name", the address at least 8 digits) starting inside `name`.
+// Returns its offset in `name`, or npos. 8 digits keep ordinary names with numbers ("stub<12>",
+// "Version 2 1 x") from matching; every 64-bit JIT address has more.
+size_t FindEmbeddedEntry(std::string_view name) {
+  size_t i = 0;
+  while (i < name.size()) {
+    if (!IsHex(name[i])) {
+      ++i;
+      continue;
+    }
+    size_t run_start = i;
+    while (i < name.size() && IsHex(name[i])) ++i;
+    size_t run = i - run_start;
+    // The address may start inside a run (the cut-off name ended in a hex letter, "site7f..."):
+    // take at most the last 16 digits.
+    if (run < 8 || i >= name.size() || name[i] != ' ') continue;
+    size_t addr_start = run > 16 ? i - 16 : run_start;
+    size_t j = i + 1;
+    size_t size_start = j;
+    while (j < name.size() && IsHex(name[j])) ++j;
+    if (j == size_start || j - size_start > 16) continue;
+    if (j + 1 >= name.size() || name[j] != ' ' || IsBlank(name[j + 1])) continue;
+    return addr_start;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+bool ParsePerfMapLine(std::string_view line, PerfMapLine* out, std::string* error,
+                      std::string_view* torn_tail) {
+  if (torn_tail != nullptr) *torn_tail = {};
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  std::string_view rest = line;
+  if (rest.empty() || IsBlank(rest.front())) {
+    // A line that does not start with an address is the rest of a name that contained a newline.
+    *error = "expected hex start address, got " + Quote(line) +
+             " (a name continued from the previous line?)";
+    return false;
+  }
+  std::string_view start_field = TakeField(&rest);
+  if (!ParseHexField(start_field, "start address", &out->start, error)) return false;
+  std::string_view size_field = TakeField(&rest);
+  if (!ParseHexField(size_field, "size", &out->size, error)) return false;
+  if (out->size > UINT64_MAX - out->start) {
+    *error = "start " + std::string(start_field) + " + size " + std::string(size_field) +
+             " is beyond the 64-bit address space";
+    return false;
+  }
+  if (rest.empty()) {
+    *error = "expected a symbol name after the size, got nothing";
+    return false;
+  }
+  out->name = rest;
+  size_t embedded = FindEmbeddedEntry(rest);
+  if (embedded != std::string_view::npos) {
+    *error = "torn line: another entry starts at column " +
+             std::to_string(static_cast<size_t>(rest.data() - line.data()) + embedded + 1) +
+             " (two writers interleaved)";
+    if (torn_tail != nullptr) *torn_tail = rest.substr(embedded);
+    return false;
+  }
+  return true;
+}
+
+PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t source,
+                         SymbolIndex* index, Diagnostics* diagnostics) {
+  PerfMapStats stats;
+  std::string error;        // reused for every bad line
+  std::string first_error;  // kept for the all-lines-bad message
+  PerfMapLine entry;
+  auto add = [&](const PerfMapLine& parsed) {
+    CodeVersion version;
+    version.start = parsed.start;
+    version.size = parsed.size;
+    version.raw_name = std::string(parsed.name);
+    NameLocation location = ParseNameLocation(parsed.name);
+    version.function_name = std::move(location.function);
+    version.source_file = std::string(location.file);
+    version.source_line = location.line_no;
+    version.source = source;
+    index->Add(std::move(version));
+    ++stats.entries;
+  };
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    const char* newline =
+        static_cast<const char*>(std::memchr(bytes.data() + pos, '\n', bytes.size() - pos));
+    size_t end = newline == nullptr ? bytes.size() : static_cast<size_t>(newline - bytes.data());
+    std::string_view line = bytes.substr(pos, end - pos);
+    pos = end + 1;
+    ++stats.lines;
+    if (line.empty() || line == "\r") {
+      ++stats.blank_lines;
+      continue;
+    }
+    std::string_view torn_tail;
+    if (ParsePerfMapLine(line, &entry, &error, &torn_tail)) {
+      add(entry);
+      continue;
+    }
+    ++stats.bad_lines;
+    std::string message = std::string(path) + ":" + std::to_string(stats.lines) + ": " + error;
+    if (first_error.empty()) first_error = message;
+    PerfMapLine tail_entry;
+    std::string tail_error;
+    std::string_view tail_torn;
+    if (!torn_tail.empty() && ParsePerfMapLine(torn_tail, &tail_entry, &tail_error, &tail_torn)) {
+      message += "; kept the entry at its end";
+      add(tail_entry);
+      ++stats.recovered;
+      diagnostics->Warn(kTornLine, std::move(message));
+    } else {
+      diagnostics->Warn(torn_tail.empty() ? kBadLine : kTornLine, std::move(message));
+    }
+  }
+  if (stats.entries == 0 && stats.bad_lines > 0) {
+    ThrowForFile(path, "not a perf map: none of its " + std::to_string(stats.bad_lines) +
+                           " non-empty lines is `START SIZE name` (first: " + first_error + ")");
+  }
+  return stats;
+}
+
+}  // namespace cg_inject

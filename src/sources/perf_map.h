@@ -1,0 +1,44 @@
+// Reader for perf maps (/tmp/perf-PID.map), the text format JIT runtimes write for perf:
+// one `START SIZE name` line per piece of code (linux tools/perf/Documentation/jit-interface.txt).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cg_inject {
+
+class Diagnostics;
+class SymbolIndex;
+
+/// One parsed perf-map line. Views point into the line.
+struct PerfMapLine {
+  uint64_t start = 0;
+  uint64_t size = 0;
+  std::string_view name;
+};
+
+/// Parses one line (without its '\n'). Returns true on success; otherwise sets `*error` to why
+/// the line is malformed ("expected hex start address, got 'xyz'"). When another entry starts
+/// inside the name (two writers interleaved), the line is rejected and `*torn_tail` is set to
+/// that other entry, the rest of the line.
+bool ParsePerfMapLine(std::string_view line, PerfMapLine* out, std::string* error,
+                      std::string_view* torn_tail);
+
+/// What ReadPerfMap saw.
+struct PerfMapStats {
+  int64_t lines = 0;        // lines in the file, blank ones included
+  int64_t entries = 0;      // versions added to the index
+  int64_t bad_lines = 0;    // malformed lines skipped (each reported through Diagnostics)
+  int64_t recovered = 0;    // entries salvaged from the tail of a torn line (counted in entries)
+  int64_t blank_lines = 0;  // empty lines, ignored
+};
+
+/// Reads perf-map `bytes` and adds one CodeVersion per good line to `index`, in file order, with
+/// CodeVersion::source = `source`. Malformed lines are skipped and reported as
+/// "PATH:LINE: reason" under the kind "perf-map: bad line". Throws InputError only when the file
+/// has lines but none of them parses.
+PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t source,
+                         SymbolIndex* index, Diagnostics* diagnostics);
+
+}  // namespace cg_inject

@@ -1,0 +1,221 @@
+// The symbol index: every code version from every source, queried by address.
+//
+// Versions are kept in load order (the order readers add them: sources in add order, perf-map
+// lines in file order, jitdump records in file order). Finish() sorts a compact node array by
+// start address and augments it as an implicit binary search tree (the layout of Heng Li's
+// cgranges: node i sits at level = number of trailing 1-bits of i, and each node stores the
+// largest end in its subtree), so "which versions cover X" is O(log n + k) with no pointers and
+// one allocation. Instruction boundaries for LookupBest are decoded lazily, once per version.
+#include <algorithm>
+#include <cassert>
+
+#include "cg_inject/symbols.h"
+#include "sources/instruction_boundaries.h"
+
+namespace cg_inject {
+
+const LineEntry* CodeVersion::LookupLine(uint64_t addr) const {
+  if (!Contains(addr)) return nullptr;
+  auto it = std::upper_bound(lines.begin(), lines.end(), addr,
+                             [](uint64_t a, const LineEntry& entry) { return a < entry.addr; });
+  if (it == lines.begin()) return nullptr;
+  return &*(it - 1);
+}
+
+struct SymbolIndex::Tree {
+  struct Node {
+    uint64_t start = 0;
+    uint64_t end = 0;
+    uint64_t max_end = 0;  // largest `end` in this node's subtree
+    uint32_t version = 0;  // index into versions_ (= load order)
+  };
+  std::vector<Node> nodes;
+  int max_level = -1;
+  // Lazily decoded instruction boundaries, by version index (mutable cache behind const queries).
+  mutable std::vector<std::unique_ptr<InstructionBoundaries>> boundaries;
+
+  void Build();
+  // Appends to `*out` the version indices of all nodes containing `addr`, in start order.
+  void Query(uint64_t addr, std::vector<uint32_t>* out) const;
+};
+
+void SymbolIndex::Tree::Build() {
+  const size_t n = nodes.size();
+  max_level = -1;
+  if (n == 0) return;
+  // Level 0: the leaves are the even indices.
+  size_t last_i = 0;
+  uint64_t last_max = 0;
+  for (size_t i = 0; i < n; i += 2) {
+    nodes[i].max_end = nodes[i].end;
+    last_i = i;
+    last_max = nodes[i].end;
+  }
+  int k = 1;
+  for (; (size_t{1} << k) <= n; ++k) {
+    const size_t half = size_t{1} << (k - 1);
+    for (size_t i = (half << 1) - 1; i < n; i += half << 2) {
+      uint64_t left = nodes[i - half].max_end;
+      // A right child past the end stands for the partial subtree at the array's tail, whose
+      // maximum is carried in last_max.
+      uint64_t right = i + half < n ? nodes[i + half].max_end : last_max;
+      nodes[i].max_end = std::max({nodes[i].end, left, right});
+    }
+    last_i = ((last_i >> k) & 1) ? last_i - half : last_i + half;
+    if (last_i < n && nodes[last_i].max_end > last_max) last_max = nodes[last_i].max_end;
+  }
+  max_level = k - 1;
+}
+
+void SymbolIndex::Tree::Query(uint64_t addr, std::vector<uint32_t>* out) const {
+  const size_t n = nodes.size();
+  if (n == 0) return;
+  struct Frame {
+    size_t x;
+    int level;
+    bool left_done;
+  };
+  Frame stack[130];
+  int top = 0;
+  stack[top++] = {(size_t{1} << max_level) - 1, max_level, false};
+  while (top > 0) {
+    Frame z = stack[--top];
+    if (z.level <= 3) {
+      // Small subtree: scan it in index (= start) order.
+      size_t i0 = z.x >> z.level << z.level;
+      size_t i1 = std::min(n, i0 + (size_t{1} << (z.level + 1)) - 1);
+      for (size_t i = i0; i < i1 && nodes[i].start <= addr; ++i) {
+        if (addr < nodes[i].end) out->push_back(nodes[i].version);
+      }
+    } else if (!z.left_done) {
+      size_t left = z.x - (size_t{1} << (z.level - 1));
+      stack[top++] = {z.x, z.level, true};
+      if (left >= n || nodes[left].max_end > addr) stack[top++] = {left, z.level - 1, false};
+    } else if (z.x < n && nodes[z.x].start <= addr) {
+      if (addr < nodes[z.x].end) out->push_back(nodes[z.x].version);
+      stack[top++] = {z.x + (size_t{1} << (z.level - 1)), z.level - 1, false};
+    }
+  }
+}
+
+SymbolIndex::SymbolIndex() : tree_(std::make_unique<Tree>()) {}
+SymbolIndex::~SymbolIndex() = default;
+
+uint32_t SymbolIndex::AddSource(SymbolSourceInfo info) {
+  sources_.push_back(std::move(info));
+  return static_cast<uint32_t>(sources_.size() - 1);
+}
+
+uint32_t SymbolIndex::Add(CodeVersion version) {
+  if (version.function_id == 0) {
+    version.function_id = next_function_id_++;
+  } else if (version.function_id >= next_function_id_) {
+    next_function_id_ = version.function_id + 1;
+  }
+  version.load_order = versions_.size();
+  if (version.source < sources_.size()) ++sources_[version.source].records;
+  uint32_t id = version.function_id;
+  versions_.push_back(std::move(version));
+  return id;
+}
+
+void SymbolIndex::Finish() {
+  std::vector<Tree::Node>& nodes = tree_->nodes;
+  nodes.clear();
+  nodes.reserve(versions_.size());
+  for (size_t i = 0; i < versions_.size(); ++i) {
+    const CodeVersion& v = versions_[i];
+    uint64_t end = v.size > UINT64_MAX - v.start ? UINT64_MAX : v.start + v.size;
+    nodes.push_back({v.start, end, end, static_cast<uint32_t>(i)});
+  }
+  std::sort(nodes.begin(), nodes.end(), [](const Tree::Node& a, const Tree::Node& b) {
+    return a.start != b.start ? a.start < b.start : a.version < b.version;
+  });
+  tree_->Build();
+  tree_->boundaries.clear();
+  tree_->boundaries.resize(versions_.size());
+
+  // Code reuse: count clusters of overlapping ranges that hold more than one function.
+  reused_ranges_ = 0;
+  size_t i = 0;
+  while (i < nodes.size()) {
+    if (nodes[i].start == nodes[i].end) {
+      ++i;
+      continue;
+    }
+    uint64_t cluster_end = nodes[i].end;
+    uint32_t first_function = versions_[nodes[i].version].function_id;
+    bool mixed = false;
+    for (++i; i < nodes.size() && nodes[i].start < cluster_end; ++i) {
+      if (nodes[i].start == nodes[i].end) continue;
+      cluster_end = std::max(cluster_end, nodes[i].end);
+      if (versions_[nodes[i].version].function_id != first_function) mixed = true;
+    }
+    if (mixed) ++reused_ranges_;
+  }
+}
+
+std::vector<const CodeVersion*> SymbolIndex::LookupAll(uint64_t addr) const {
+  std::vector<uint32_t> found;
+  tree_->Query(addr, &found);
+  std::sort(found.begin(), found.end());
+  std::vector<const CodeVersion*> result;
+  result.reserve(found.size());
+  for (uint32_t index : found) result.push_back(&versions_[index]);
+  return result;
+}
+
+const CodeVersion* SymbolIndex::Lookup(uint64_t addr) const {
+  std::vector<uint32_t> found;
+  tree_->Query(addr, &found);
+  if (found.empty()) return nullptr;
+  return &versions_[*std::max_element(found.begin(), found.end())];
+}
+
+const CodeVersion* SymbolIndex::LookupBest(uint64_t entry, std::span<const uint64_t> addrs,
+                                           bool* ambiguous) const {
+  if (ambiguous != nullptr) *ambiguous = false;
+  std::vector<uint32_t> found;
+  tree_->Query(entry, &found);
+  if (found.empty()) return nullptr;
+  std::sort(found.begin(), found.end());
+  // Score each candidate by how many addresses contradict it: outside its range, or inside but
+  // in the middle of one of its instructions. Fewest contradictions wins; ties go to the latest.
+  std::vector<int64_t> misses(found.size(), 0);
+  int64_t best_misses = INT64_MAX;
+  for (size_t c = 0; c < found.size(); ++c) {
+    const CodeVersion& v = versions_[found[c]];
+    const InstructionBoundaries* boundaries = nullptr;
+    if (!v.code.empty() && v.source < sources_.size() && sources_[v.source].elf_machine != 0) {
+      std::unique_ptr<InstructionBoundaries>& slot = tree_->boundaries[found[c]];
+      if (!slot) {
+        std::string_view code = v.code;
+        code = code.substr(0, std::min<uint64_t>(code.size(), v.size));
+        code.remove_suffix(std::min<size_t>(code.size(), v.salted_code_tail));
+        slot = std::make_unique<InstructionBoundaries>(
+            DecodeInstructionBoundaries(code, sources_[v.source].elf_machine));
+      }
+      boundaries = slot.get();
+    }
+    for (uint64_t addr : addrs) {
+      if (!v.Contains(addr) ||
+          (boundaries != nullptr && boundaries->IsKnownMiddle(addr - v.start))) {
+        ++misses[c];
+      }
+    }
+    best_misses = std::min(best_misses, misses[c]);
+  }
+  const CodeVersion* best = nullptr;
+  for (size_t c = found.size(); c-- > 0;) {
+    if (misses[c] != best_misses) continue;
+    const CodeVersion* v = &versions_[found[c]];
+    if (best == nullptr) {
+      best = v;
+    } else if (v->raw_name != best->raw_name && ambiguous != nullptr) {
+      *ambiguous = true;
+    }
+  }
+  return best;
+}
+
+}  // namespace cg_inject

@@ -1,0 +1,261 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "cg_inject/symbols.h"
+#include "sources/instruction_boundaries.h"
+
+namespace cg_inject {
+namespace {
+
+using ::testing::ElementsAre;
+
+CodeVersion Version(uint64_t start, uint64_t size, std::string name, uint32_t source = 0,
+                    std::string code = "") {
+  CodeVersion v;
+  v.start = start;
+  v.size = size;
+  v.raw_name = name;
+  v.function_name = std::move(name);
+  v.source = source;
+  v.code = std::move(code);
+  return v;
+}
+
+std::vector<std::string> Names(const std::vector<const CodeVersion*>& versions) {
+  std::vector<std::string> names;
+  for (const CodeVersion* v : versions) names.push_back(v->raw_name);
+  return names;
+}
+
+TEST(SymbolIndexTest, Empty) {
+  SymbolIndex index;
+  index.Finish();
+  EXPECT_EQ(index.Lookup(0), nullptr);
+  EXPECT_TRUE(index.LookupAll(123).empty());
+  EXPECT_EQ(index.LookupBest(5, {}), nullptr);
+  EXPECT_EQ(index.reused_ranges(), 0);
+}
+
+TEST(SymbolIndexTest, RangesAreHalfOpen) {
+  SymbolIndex index;
+  index.Add(Version(0x100, 0x10, "a"));
+  index.Add(Version(0x110, 0x10, "b"));
+  index.Add(Version(0x200, 0, "empty"));
+  index.Finish();
+  EXPECT_EQ(index.Lookup(0xff), nullptr);
+  EXPECT_EQ(index.Lookup(0x100)->raw_name, "a");
+  EXPECT_EQ(index.Lookup(0x10f)->raw_name, "a");
+  EXPECT_EQ(index.Lookup(0x110)->raw_name, "b");
+  EXPECT_EQ(index.Lookup(0x120), nullptr);
+  EXPECT_EQ(index.Lookup(0x200), nullptr);  // a zero-size entry covers nothing
+}
+
+TEST(SymbolIndexTest, OverlapsComeInLoadOrder) {
+  SymbolIndex index;
+  index.Add(Version(0x100, 0x100, "outer"));
+  index.Add(Version(0x180, 0x10, "inner, later"));
+  index.Add(Version(0x100, 0x100, "outer again"));
+  index.Add(Version(0x50, 0x200, "wide"));
+  index.Finish();
+  EXPECT_THAT(Names(index.LookupAll(0x185)),
+              ElementsAre("outer", "inner, later", "outer again", "wide"));
+  EXPECT_EQ(index.Lookup(0x185)->raw_name, "wide");
+  EXPECT_THAT(Names(index.LookupAll(0x60)), ElementsAre("wide"));
+  EXPECT_EQ(index.versions()[2].load_order, 2u);
+}
+
+TEST(SymbolIndexTest, TopOfAddressSpace) {
+  SymbolIndex index;
+  index.Add(Version(UINT64_MAX - 0x10, 0x10, "top"));
+  index.Finish();
+  EXPECT_EQ(index.Lookup(UINT64_MAX - 1)->raw_name, "top");
+  EXPECT_EQ(index.Lookup(UINT64_MAX), nullptr);
+}
+
+TEST(SymbolIndexTest, AgreesWithBruteForce) {
+  std::mt19937_64 random(42);
+  for (size_t n : {1u, 2u, 3u, 7u, 8u, 9u, 31u, 32u, 33u, 100u, 1000u, 3000u}) {
+    SymbolIndex index;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t start = random() % 10000;
+      // Mostly small ranges, a few huge ones, to exercise the max-end augmentation.
+      uint64_t size = random() % 20 == 0 ? random() % 5000 : random() % 30;
+      ranges.push_back({start, size});
+      index.Add(Version(start, size, std::to_string(i)));
+    }
+    index.Finish();
+    for (uint64_t addr = 0; addr < 15000; addr += 7) {
+      std::vector<std::string> expected;
+      for (size_t i = 0; i < n; ++i) {
+        if (addr >= ranges[i].first && addr < ranges[i].first + ranges[i].second) {
+          expected.push_back(std::to_string(i));
+        }
+      }
+      ASSERT_EQ(Names(index.LookupAll(addr)), expected) << "n=" << n << " addr=" << addr;
+    }
+  }
+}
+
+TEST(SymbolIndexTest, FunctionIds) {
+  SymbolIndex index;
+  uint32_t a = index.Add(Version(0, 1, "a"));
+  uint32_t b = index.Add(Version(1, 1, "b"));
+  CodeVersion moved = Version(2, 1, "a");
+  moved.function_id = a;
+  EXPECT_EQ(index.Add(std::move(moved)), a);
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, 0u);
+  CodeVersion explicit_id = Version(3, 1, "c");
+  explicit_id.function_id = 100;
+  EXPECT_EQ(index.Add(std::move(explicit_id)), 100u);
+  EXPECT_EQ(index.Add(Version(4, 1, "d")), 101u);  // fresh ids never collide with given ones
+}
+
+TEST(SymbolIndexTest, SourcesCountTheirRecords) {
+  SymbolIndex index;
+  uint32_t map = index.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map"});
+  uint32_t dump = index.AddSource({"jit-1.dump", "jitdump", "jit-1.dump"});
+  index.Add(Version(0, 1, "a", map));
+  index.Add(Version(1, 1, "b", dump));
+  index.Add(Version(2, 1, "c", dump));
+  index.Finish();
+  EXPECT_EQ(index.sources()[map].records, 1);
+  EXPECT_EQ(index.sources()[dump].records, 2);
+}
+
+TEST(SymbolIndexTest, ReusedRanges) {
+  SymbolIndex index;
+  uint32_t f = index.Add(Version(0x100, 0x20, "f"));
+  index.Add(Version(0x110, 0x20, "g"));  // overlaps f: code reuse
+  CodeVersion f_again = Version(0x100, 0x20, "f");
+  f_again.function_id = f;
+  index.Add(std::move(f_again));
+  uint32_t h = index.Add(Version(0x400, 0x20, "h"));
+  CodeVersion h_again = Version(0x400, 0x20, "h");
+  h_again.function_id = h;  // the same function loaded twice is not reuse
+  index.Add(std::move(h_again));
+  index.Add(Version(0x800, 0x20, "alone"));
+  index.Finish();
+  EXPECT_EQ(index.reused_ranges(), 1);
+}
+
+TEST(SymbolIndexTest, LookupLine) {
+  CodeVersion v = Version(0x100, 0x20, "f");
+  v.files = {"a.js"};
+  v.lines = {{0x100, 1, 0, 0}, {0x108, 2, 0, 0}, {0x110, 3, 0, 0}};
+  EXPECT_EQ(v.LookupLine(0xff), nullptr);
+  EXPECT_EQ(v.LookupLine(0x100)->line_no, 1u);
+  EXPECT_EQ(v.LookupLine(0x107)->line_no, 1u);
+  EXPECT_EQ(v.LookupLine(0x108)->line_no, 2u);
+  EXPECT_EQ(v.LookupLine(0x11f)->line_no, 3u);
+  EXPECT_EQ(v.LookupLine(0x120), nullptr);
+  v.lines = {{0x104, 9, 0, 0}};
+  EXPECT_EQ(v.LookupLine(0x102), nullptr);  // before the first row
+}
+
+// x86-64: push rbp (1) ; mov rbp,rsp (3) ; ret (1)  -> starts at 0, 1, 4
+const std::string kPrologue("\x55\x48\x89\xe5\xc3", 5);
+// x86-64: nop x5 -> starts at 0..4
+const std::string kNops("\x90\x90\x90\x90\x90", 5);
+
+TEST(InstructionBoundariesTest, X86) {
+  InstructionBoundaries b = DecodeInstructionBoundaries(kPrologue, kElfMachineX86_64);
+  EXPECT_EQ(b.decoded_size, 5u);
+  EXPECT_FALSE(b.IsKnownMiddle(0));
+  EXPECT_FALSE(b.IsKnownMiddle(1));
+  EXPECT_TRUE(b.IsKnownMiddle(2));
+  EXPECT_TRUE(b.IsKnownMiddle(3));
+  EXPECT_FALSE(b.IsKnownMiddle(4));
+  EXPECT_FALSE(b.IsKnownMiddle(5));  // past the code: unknown, not contradicted
+}
+
+TEST(InstructionBoundariesTest, X86StopsAtUndecodableBytes) {
+  // mov rbp,rsp then 0x06 (push es, invalid in 64-bit mode): nothing is known from offset 3 on.
+  InstructionBoundaries b =
+      DecodeInstructionBoundaries(std::string("\x48\x89\xe5\x06\x90\x90", 6), kElfMachineX86_64);
+  EXPECT_EQ(b.decoded_size, 3u);
+  EXPECT_TRUE(b.IsKnownMiddle(1));
+  EXPECT_FALSE(b.IsKnownMiddle(4));
+}
+
+TEST(InstructionBoundariesTest, AArch64) {
+  // ret ; nop ; a data word
+  std::string code("\xc0\x03\x5f\xd6\x1f\x20\x03\xd5\xff\xff\xff\xff", 12);
+  InstructionBoundaries b = DecodeInstructionBoundaries(code, kElfMachineAArch64);
+  EXPECT_EQ(b.decoded_size, 12u);
+  EXPECT_FALSE(b.IsKnownMiddle(4));
+  EXPECT_FALSE(b.IsKnownMiddle(8));
+  EXPECT_TRUE(b.IsKnownMiddle(6));
+}
+
+TEST(InstructionBoundariesTest, UnknownMachineDecodesNothing) {
+  EXPECT_EQ(DecodeInstructionBoundaries(kNops, 3).decoded_size, 0u);
+}
+
+class LookupBestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    map_ = index_.AddSource({"perf-1.map", "perf-map", "perf-1.map"});
+    SymbolSourceInfo dump{"jit-1.dump", "jitdump", "jit-1.dump"};
+    dump.elf_machine = kElfMachineX86_64;
+    dump_ = index_.AddSource(dump);
+  }
+  SymbolIndex index_;
+  uint32_t map_ = 0, dump_ = 0;
+};
+
+TEST_F(LookupBestTest, InstructionBoundariesPickTheVersion) {
+  index_.Add(Version(0x100, 5, "nops", dump_, kNops));
+  index_.Add(Version(0x100, 5, "prologue", dump_, kPrologue));
+  index_.Finish();
+  bool ambiguous = true;
+  // 0x102 is inside prologue's mov: only the nops fit, although prologue is newer.
+  uint64_t addrs[] = {0x100, 0x102};
+  EXPECT_EQ(index_.LookupBest(0x100, addrs, &ambiguous)->raw_name, "nops");
+  EXPECT_FALSE(ambiguous);
+  // Both fit 0x100 and 0x104: the latest wins, and the choice is ambiguous.
+  uint64_t both[] = {0x100, 0x101, 0x104};
+  EXPECT_EQ(index_.LookupBest(0x100, both, &ambiguous)->raw_name, "prologue");
+  EXPECT_TRUE(ambiguous);
+}
+
+TEST_F(LookupBestTest, RangesDecideWithoutCode) {
+  index_.Add(Version(0x100, 0x100, "long", map_));
+  index_.Add(Version(0x100, 0x10, "short", map_));
+  index_.Finish();
+  bool ambiguous = true;
+  uint64_t addrs[] = {0x100, 0x150};
+  EXPECT_EQ(index_.LookupBest(0x100, addrs, &ambiguous)->raw_name, "long");
+  EXPECT_FALSE(ambiguous);
+  EXPECT_EQ(index_.LookupBest(0x300, addrs), nullptr);
+}
+
+TEST_F(LookupBestTest, SameNameIsNotAmbiguous) {
+  index_.Add(Version(0x100, 0x10, "f", map_));
+  index_.Add(Version(0x100, 0x10, "f", map_));
+  index_.Finish();
+  bool ambiguous = true;
+  uint64_t addrs[] = {0x101};
+  EXPECT_EQ(index_.LookupBest(0x100, addrs, &ambiguous), &index_.versions()[1]);
+  EXPECT_FALSE(ambiguous);
+}
+
+TEST_F(LookupBestTest, SaltedTailIsNotDecoded) {
+  // CPython dumps end in 8 marker bytes; an address in them must not count against the version.
+  std::string code = kNops + std::string("\x0f\x0b\x48\x89\xe5\x90\x90\x90", 8);
+  CodeVersion python = Version(0x100, code.size(), "py::f:/a.py", dump_, code);
+  python.salted_code_tail = 8;
+  index_.Add(Version(0x100, code.size(), "other", map_));
+  index_.Add(std::move(python));
+  index_.Finish();
+  bool ambiguous = false;
+  uint64_t addrs[] = {0x100, 0x104, 0x108};  // 0x108 would be inside "mov rbp,rsp"
+  EXPECT_EQ(index_.LookupBest(0x100, addrs, &ambiguous)->raw_name, "py::f:/a.py");
+  EXPECT_TRUE(ambiguous);  // the perf-map version fits just as well
+}
+
+}  // namespace
+}  // namespace cg_inject

@@ -1,0 +1,61 @@
+#include "sources/symbol_sources.h"
+
+#include "cg_inject/error.h"
+#include "cg_inject/io.h"
+#include "cg_inject/symbols.h"
+#include "sources/jitdump.h"
+#include "sources/perf_map.h"
+
+namespace cg_inject {
+
+std::string_view SourceObjectName(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& path, SourceKind kind,
+                                   SymbolIndex* index, Diagnostics* diagnostics) {
+  const bool is_jitdump = LooksLikeJitdump(bytes);
+  if (kind == SourceKind::kDetect) kind = is_jitdump ? SourceKind::kJitdump : SourceKind::kPerfMap;
+  if (kind == SourceKind::kPerfMap && is_jitdump) {
+    ThrowForFile(path, "expected a perf map, got a jitdump (pass it with --jitdump)");
+  }
+  LoadedSource loaded;
+  loaded.path = path;
+  loaded.kind = kind;
+  SymbolSourceInfo info;
+  info.path = path;
+  info.kind = kind == SourceKind::kJitdump ? "jitdump" : "perf-map";
+  info.object_name = std::string(SourceObjectName(path));
+  loaded.source = index->AddSource(std::move(info));
+  if (kind == SourceKind::kJitdump) {
+    JitdumpStats stats = ReadJitdump(bytes, path, loaded.source, index, diagnostics);
+    loaded.details = std::to_string(stats.loads) + " loads";
+    if (stats.moves > 0) loaded.details += ", " + std::to_string(stats.moves) + " moves";
+    if (stats.debug_infos > 0) {
+      loaded.details += ", " + std::to_string(stats.debug_infos) + " line tables";
+    }
+    if (stats.scan.truncated) loaded.details += ", last record cut off";
+  } else {
+    PerfMapStats stats = ReadPerfMap(bytes, path, loaded.source, index, diagnostics);
+    loaded.details = std::to_string(stats.entries) + " entries";
+    if (stats.bad_lines > 0) {
+      loaded.details += ", " + std::to_string(stats.bad_lines) + " bad lines skipped";
+    }
+  }
+  loaded.versions = index->sources()[loaded.source].records;
+  return loaded;
+}
+
+std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs,
+                                            SymbolIndex* index, Diagnostics* diagnostics) {
+  std::vector<LoadedSource> loaded;
+  for (const SourceSpec& spec : specs) {
+    std::string bytes = ReadWholeFile(spec.path);
+    loaded.push_back(LoadSymbolSourceBytes(bytes, spec.path, spec.kind, index, diagnostics));
+  }
+  index->Finish();
+  return loaded;
+}
+
+}  // namespace cg_inject

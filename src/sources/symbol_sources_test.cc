@@ -1,0 +1,87 @@
+#include "sources/symbol_sources.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cg_inject/diagnostics.h"
+#include "cg_inject/error.h"
+#include "cg_inject/symbols.h"
+#include "sources/jitdump_builder_test_util.h"
+#include "sources/sources_test_util.h"
+
+namespace cg_inject {
+namespace {
+
+using testing::JitdumpBuilder;
+
+TEST(SymbolSourcesTest, ObjectName) {
+  EXPECT_EQ(SourceObjectName("/tmp/perf-1234.map"), "perf-1234.map");
+  EXPECT_EQ(SourceObjectName("jit-1234.dump"), "jit-1234.dump");
+  EXPECT_EQ(SourceObjectName("/home/u/.debug/jit/llvm-x/jit-9.dump"), "jit-9.dump");
+}
+
+TEST(SymbolSourcesTest, DetectsTheFormat) {
+  SymbolIndex index;
+  Diagnostics diagnostics;
+  std::string dump = JitdumpBuilder().Header().CodeLoad(1, 0x1000, "\xc3", "f", 1).bytes();
+  LoadedSource a =
+      LoadSymbolSourceBytes(dump, "/x/jit-5.dump", SourceKind::kDetect, &index, &diagnostics);
+  LoadedSource b = LoadSymbolSourceBytes("2000 10 g\n", "/tmp/perf-5.map", SourceKind::kDetect,
+                                         &index, &diagnostics);
+  index.Finish();
+  EXPECT_EQ(a.kind, SourceKind::kJitdump);
+  EXPECT_EQ(a.versions, 1);
+  EXPECT_EQ(a.details, "1 loads");
+  EXPECT_EQ(b.kind, SourceKind::kPerfMap);
+  EXPECT_EQ(b.details, "1 entries");
+  ASSERT_EQ(index.sources().size(), 2u);
+  EXPECT_EQ(index.sources()[0].kind, "jitdump");
+  EXPECT_EQ(index.sources()[0].object_name, "jit-5.dump");
+  EXPECT_EQ(index.sources()[1].kind, "perf-map");
+  EXPECT_EQ(index.sources()[1].object_name, "perf-5.map");
+  EXPECT_EQ(index.Lookup(0x2005)->source, b.source);
+}
+
+TEST(SymbolSourcesTest, ExplicitKindIsChecked) {
+  SymbolIndex index;
+  Diagnostics diagnostics;
+  std::string dump = JitdumpBuilder().Header().bytes();
+  try {
+    LoadSymbolSourceBytes(dump, "x.map", SourceKind::kPerfMap, &index, &diagnostics);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "x.map: expected a perf map, got a jitdump (pass it with --jitdump)");
+  }
+  try {
+    LoadSymbolSourceBytes("10 1 f\n", "x.dump", SourceKind::kJitdump, &index, &diagnostics);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), ::testing::StartsWith("x.dump: offset 0: expected the jitdump magic"));
+  }
+}
+
+TEST(SymbolSourcesTest, LoadsFilesAndFinishes) {
+  std::string map = testing::CorpusPath("perfmap/parca-nodejs-perf-map.map");
+  std::string dump = testing::CorpusPath("jitdump/parca-php.dump");
+  CG_SKIP_WITHOUT_CORPUS(map);
+  CG_SKIP_WITHOUT_CORPUS(dump);
+  SymbolIndex index;
+  Diagnostics diagnostics;
+  std::vector<LoadedSource> loaded = LoadSymbolSources(
+      {{map, SourceKind::kDetect, true}, {dump, SourceKind::kDetect, true}}, &index, &diagnostics);
+  ASSERT_EQ(loaded.size(), 2u);
+  EXPECT_EQ(loaded[0].versions, 28);
+  EXPECT_EQ(loaded[1].versions, 39);
+  EXPECT_NE(index.Lookup(0x3ef414c0), nullptr);  // Finish() was called
+}
+
+TEST(SymbolSourcesTest, MissingFileIsAnInputError) {
+  SymbolIndex index;
+  Diagnostics diagnostics;
+  EXPECT_THROW(LoadSymbolSources({{"/nonexistent/perf-1.map", SourceKind::kDetect, true}}, &index,
+                                 &diagnostics),
+               InputError);
+}
+
+}  // namespace
+}  // namespace cg_inject
