@@ -1,0 +1,160 @@
+// The injection stage: a ProfileSink that names JIT code from a SymbolIndex and forwards the
+// rewritten profile to another sink (normally the Callgrind writer).
+//
+// Rules (issue 4; the report and README repeat them):
+// - A block is JIT-looking when its object is `???` (or empty) and its function is `0x<hex>`,
+//   optionally with a `'N` recursion suffix. It is resolved only when the index covers its
+//   address; blocks no source covers pass through exactly as they came (ob=??? also holds stubs).
+// - A resolved function is named by its source: ob = the source's object name, fl = the source
+//   file (line table or name-derived) or `???`, fn = the readable name plus the `'N` suffix. The
+//   same triple is used on the callee side and on every caller side (cob/cfi/cfn).
+// - With `instr` positions every cost and calls= line, in any block, belongs to the JIT function
+//   containing its address. Cost that leaves its block (tail jumps, fall-through) becomes the
+//   target's self cost, and the block's function gets a synthesized call edge to the target whose
+//   inclusive cost is the moved self cost plus the inclusive cost of the calls that moved with it,
+//   so the block function's inclusive cost is unchanged.
+//   Call count of a synthesized edge: the followed count of the block's jump=/jcnd= lines whose
+//   target lies in the target function, when there are any; otherwise the execution count of the
+//   target's entry instruction in the moved lines (first event, when it is `Ir`), or of the lowest
+//   moved address when the entry did not run from that block; 1 when the first event is not Ir.
+//   Its call site is the source of such a jump, else the block's last kept position before the
+//   first moved line, else the lowest moved position.
+// - Blocks resolving to one function are merged; a call between pieces of one function that does
+//   not target its entry is an internal transfer and disappears (its cost is already the
+//   function's own); a call to the entry is recursion and stays. Equal positions and equal edges
+//   (call site, target) are summed.
+// - Versions: for each address, the versions that lived there (SymbolIndex::LookupAll) are
+//   filtered by instruction boundaries decoded from their code bytes; a block prefers the version
+//   its entry resolved to. When several versions still fit, part number q (the `part:` header,
+//   else the part's index + 1) takes the q-th loaded version (the last one when there are fewer):
+//   with CALLGRIND_DUMP_STATS_AT dumps, later parts ran later code. Such choices are counted.
+// - Lines: with a line table, each JIT cost line gets the file/line of its address; otherwise the
+//   name-derived file and first line. An input with `instr` but no `line` column gets one.
+// - Invariants checked at the end of every part: per-event totals unchanged, every call target
+//   exists as a function block (unless it was already missing in the input), the inclusive cost of
+//   every function no source covers unchanged. A violation throws InvariantError unless
+//   InjectOptions::force; it is always listed in InjectStats.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cg_inject/error.h"
+#include "cg_inject/profile.h"
+
+namespace cg_inject {
+
+class Diagnostics;
+class SymbolIndex;
+
+/// Tells an object's own code (Callgrind writes its addresses relative to the load bias, i.e. as
+/// ELF virtual addresses) from absolute JIT addresses when both appear in one block. Implemented
+/// from ELF program headers (src/elf); tests use a fake.
+class ObjectExtents {
+ public:
+  virtual ~ObjectExtents() = default;
+  /// Whether `addr` lies in a loaded segment of `object` (the `ob=` text); nullopt when the object
+  /// is unknown (then the symbol index alone decides).
+  virtual std::optional<bool> Contains(std::string_view object, uint64_t addr) const = 0;
+};
+
+/// Architecture of the JIT code, for decoding instruction boundaries from code bytes.
+enum class CodeArch : uint8_t { kUnknown, kX86_64, kAArch64 };
+
+struct InjectOptions {
+  /// Write even when an invariant check fails (the violation is still reported).
+  bool force = false;
+  /// Architecture of the code bytes; kUnknown disables boundary checks (any address fits).
+  CodeArch arch = CodeArch::kX86_64;
+  /// How many unresolved JIT-looking addresses InjectStats::top_unresolved keeps.
+  int top_unresolved = 10;
+};
+
+/// Everything `--stats` prints. Costs are of the first event.
+struct InjectStats {
+  struct Source {
+    std::string path, kind, object_name;
+    int64_t records = 0;
+  };
+  struct Unresolved {
+    uint64_t addr = 0;
+    std::string name;  // the block's fn= text
+    uint64_t cost = 0;
+  };
+  std::vector<Source> sources;
+  std::string first_event;  // name of the event the costs below count
+  int64_t parts = 0;
+  bool has_instr_positions = false;  // false: resolution by block name only
+  bool added_line_column = false;
+  uint64_t total_cost = 0;               // first event, all parts
+  uint64_t unnamed_jit_cost_before = 0;  // self cost in JIT-looking blocks of the input
+  uint64_t unnamed_jit_cost_after = 0;   // the same in the output
+  int64_t jit_blocks = 0;                // JIT-looking fn= blocks in the input
+  int64_t jit_blocks_resolved = 0;
+  int64_t functions_resolved = 0;  // distinct resolved (ob, fl, fn) triples
+  int64_t calls_renamed = 0;       // calls= lines whose target was renamed
+  int64_t cost_lines_moved = 0;    // cost lines that left their block (tail jumps)
+  uint64_t cost_moved = 0;
+  int64_t edges_synthesized = 0;
+  int64_t internal_transfers_dropped = 0;
+  int64_t reused_ranges = 0;          // from the index: overlapping versions of different functions
+  int64_t reused_addresses_seen = 0;  // profile addresses with more than one candidate version
+  int64_t ambiguous_choices = 0;      // addresses where several versions fit equally
+  std::vector<Unresolved> top_unresolved;
+  std::vector<std::string> invariant_violations;
+
+  double unnamed_share_before() const {
+    return total_cost ? double(unnamed_jit_cost_before) / double(total_cost) : 0.0;
+  }
+  double unnamed_share_after() const {
+    return total_cost ? double(unnamed_jit_cost_after) / double(total_cost) : 0.0;
+  }
+};
+
+/// Thrown at the end of a part when an invariant fails and InjectOptions::force is off. An
+/// InputError so the entry function's single catch turns it into a message and exit code.
+class InvariantError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+/// Rewrites a profile stream. Non-JIT blocks stream straight through (only their JIT call targets
+/// and JIT-address lines are deferred); JIT data is aggregated per part and emitted at OnPartEnd,
+/// so memory grows with distinct JIT positions and names, never with lines.
+/// Requires: `index` finished; `index`, `extents`, `downstream`, `diagnostics` and the reader
+/// that feeds this sink outlive the Injector (names are forwarded as views).
+class Injector : public ProfileSink {
+ public:
+  Injector(const SymbolIndex& index, const ObjectExtents* extents, const InjectOptions& options,
+           ProfileSink* downstream, Diagnostics* diagnostics);
+  ~Injector() override;
+  Injector(const Injector&) = delete;
+  Injector& operator=(const Injector&) = delete;
+
+  void OnPartBegin(int part_index) override;
+  void OnHeader(std::string_view key, std::string_view value) override;
+  void OnLayout(const PartLayout& layout) override;
+  void OnFunction(const FunctionContext& function) override;
+  void OnCost(const CostRecord& cost) override;
+  void OnCall(const CallRecord& call) override;
+  void OnJump(const JumpRecord& jump) override;
+  void OnPartEnd() override;
+
+  /// Statistics so far (complete after the last OnPartEnd).
+  InjectStats stats() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Appends the human-readable `--stats` report (several lines) to `out`.
+void AppendStatsText(const InjectStats& stats, std::string* out);
+/// Appends `--stats=json`: one JSON object and a newline.
+void AppendStatsJson(const InjectStats& stats, std::string* out);
+
+}  // namespace cg_inject

@@ -1,0 +1,38 @@
+// The injector's own name space. Every name it forwards (the reader's and the ones it makes) is
+// interned here by text, so ids stay unique per text downstream even though new names appear.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cg_inject/profile.h"
+
+namespace cg_inject {
+
+/// Interns names by text. Ids start at 1 (0 = no name) and are dense.
+class NameTable {
+ public:
+  /// The name for `text`; copies the text on first sight. The returned view lives as long as the
+  /// table.
+  Name Intern(std::string_view text);
+  /// Maps a name of the upstream reader to this table. Upstream ids are cached, so only the first
+  /// sight of each upstream name hashes its text. Id 0 maps to id 0.
+  Name Map(Name upstream);
+  /// Text of an id from this table.
+  std::string_view Text(uint32_t id) const { return texts_[id]; }
+  size_t size() const { return texts_.size(); }
+
+ private:
+  // deque: pushing never moves existing strings, so views into them stay valid.
+  std::deque<std::string> storage_;
+  std::vector<std::string_view> texts_{std::string_view()};
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::vector<uint32_t> upstream_;  // upstream id -> our id (0 = not seen yet)
+  std::unordered_map<uint32_t, uint32_t> upstream_sparse_;  // for very large upstream ids
+};
+
+}  // namespace cg_inject

@@ -1,0 +1,124 @@
+// Instruction boundaries are decoded by a linear sweep from the start of the code. JIT code can
+// embed data (constant pools, jump tables), after which a sweep may lose sync; an address that
+// fits no version's boundaries is therefore not rejected but falls back to "any version that
+// contains it".
+#include "resolve/version_chooser.h"
+
+#include <capstone/capstone.h>
+
+#include <algorithm>
+
+#include "cg_inject/symbols.h"
+
+namespace cg_inject {
+
+VersionChooser::VersionChooser(const SymbolIndex& index, CodeArch arch)
+    : index_(index), arch_(arch) {}
+
+VersionChooser::~VersionChooser() = default;
+
+const std::vector<uint8_t>& VersionChooser::Boundaries(const CodeVersion& version) {
+  auto [it, inserted] = boundaries_.try_emplace(&version);
+  std::vector<uint8_t>& flags = it->second;
+  if (!inserted) return flags;
+  const std::string& code = version.code;
+  flags.assign(code.size(), 0);
+  if (arch_ == CodeArch::kAArch64) {
+    for (size_t i = 0; i < code.size(); i += 4) flags[i] = 1;
+  } else if (arch_ == CodeArch::kX86_64) {
+    csh handle;
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) {
+      std::fill(flags.begin(), flags.end(), 1);
+      return flags;
+    }
+    cs_insn* insn = cs_malloc(handle);
+    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(code.data());
+    size_t left = code.size();
+    uint64_t addr = version.start;
+    size_t offset = 0;
+    while (offset < code.size()) {
+      flags[offset] = 1;
+      const uint8_t* at = bytes + offset;
+      uint64_t insn_addr = addr + offset;
+      left = code.size() - offset;
+      if (!cs_disasm_iter(handle, &at, &left, &insn_addr, insn)) {
+        offset += 1;  // undecodable byte (data): step over it and resynchronize
+        continue;
+      }
+      offset = static_cast<size_t>(at - bytes);
+    }
+    cs_free(insn, 1);
+    cs_close(&handle);
+  } else {
+    std::fill(flags.begin(), flags.end(), 1);
+  }
+  return flags;
+}
+
+bool VersionChooser::FitsBoundary(const CodeVersion& version, uint64_t addr) {
+  if (!version.Contains(addr)) return false;
+  if (version.code.empty() || arch_ == CodeArch::kUnknown) return true;
+  uint64_t offset = addr - version.start;
+  if (offset >= version.code.size()) return true;  // code bytes shorter than the range
+  return Boundaries(version)[offset] != 0;
+}
+
+void VersionChooser::NoteReuse(uint64_t addr, bool ambiguous) {
+  auto [it, inserted] = reuse_seen_.try_emplace(addr, false);
+  if (inserted) ++reused_addresses_;
+  if (ambiguous && !it->second) {
+    it->second = true;
+    ++ambiguous_choices_;
+  }
+}
+
+namespace {
+const CodeVersion* PickByPart(const std::vector<const CodeVersion*>& fits, int64_t part_number) {
+  int64_t index = std::clamp<int64_t>(part_number - 1, 0, int64_t(fits.size()) - 1);
+  return fits[size_t(index)];
+}
+}  // namespace
+
+const CodeVersion* VersionChooser::Choose(uint64_t addr, const CodeVersion* preferred,
+                                          int64_t part_number) {
+  if (preferred && preferred->Contains(addr) && FitsBoundary(*preferred, addr)) {
+    // Still note reuse so the report counts every reused address the profile touched.
+    return preferred;
+  }
+  std::vector<const CodeVersion*> all = index_.LookupAll(addr);
+  if (all.empty()) return nullptr;
+  if (all.size() == 1) return all[0];
+  scratch_.clear();
+  for (const CodeVersion* v : all)
+    if (FitsBoundary(*v, addr)) scratch_.push_back(v);
+  if (scratch_.empty()) scratch_ = all;
+  bool ambiguous = scratch_.size() > 1;
+  NoteReuse(addr, ambiguous);
+  if (!ambiguous) return scratch_[0];
+  return PickByPart(scratch_, part_number);
+}
+
+const CodeVersion* VersionChooser::ChooseForBlock(uint64_t entry, std::span<const uint64_t> addrs,
+                                                  int64_t part_number) {
+  std::vector<const CodeVersion*> all = index_.LookupAll(entry);
+  if (all.empty()) return nullptr;
+  if (all.size() == 1) return all[0];
+  int64_t best_score = -1;
+  std::vector<const CodeVersion*> best;
+  for (const CodeVersion* v : all) {
+    int64_t score = FitsBoundary(*v, entry) ? 1 : 0;
+    for (uint64_t a : addrs)
+      if (a != entry && FitsBoundary(*v, a)) ++score;
+    if (score > best_score) {
+      best_score = score;
+      best.clear();
+    }
+    if (score == best_score) best.push_back(v);
+  }
+  bool ambiguous = best.size() > 1;
+  NoteReuse(entry, ambiguous);
+  if (!ambiguous) return best[0];
+  return PickByPart(best, part_number);
+}
+
+}  // namespace cg_inject

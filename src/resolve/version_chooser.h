@@ -1,0 +1,60 @@
+// Picks, for an address in a profile, which code version (of those a SymbolIndex holds) ran there.
+// Versions are filtered by instruction boundaries decoded from their code bytes (Capstone for
+// x86-64, fixed 4-byte instructions for AArch64); what is left is resolved by the rules in
+// include/cg_inject/inject.h: the block's own version first, then the part number.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "cg_inject/inject.h"
+
+namespace cg_inject {
+
+struct CodeVersion;
+class SymbolIndex;
+
+class VersionChooser {
+ public:
+  VersionChooser(const SymbolIndex& index, CodeArch arch);
+  ~VersionChooser();
+  VersionChooser(const VersionChooser&) = delete;
+  VersionChooser& operator=(const VersionChooser&) = delete;
+
+  /// Whether `addr` can be the start of an instruction of `version`: inside its range and, when
+  /// it has code bytes and the architecture is known, on a decoded instruction boundary.
+  bool FitsBoundary(const CodeVersion& version, uint64_t addr);
+
+  /// The version that ran at `addr`, or null when no version covers it. `preferred` (the version
+  /// of the enclosing block, may be null) wins when it fits; `part_number` (1-based) breaks
+  /// remaining ties: the part_number-th fitting version in load order, the last when fewer.
+  const CodeVersion* Choose(uint64_t addr, const CodeVersion* preferred, int64_t part_number);
+
+  /// The version of a block entered at `entry` whose cost lines and call sites are at `addrs`:
+  /// among versions containing `entry`, the one on whose boundaries most of `addrs` lie; ties as
+  /// in Choose. Null when no version contains `entry`.
+  const CodeVersion* ChooseForBlock(uint64_t entry, std::span<const uint64_t> addrs,
+                                    int64_t part_number);
+
+  /// Distinct addresses that had more than one candidate version / needed the part rule.
+  int64_t reused_addresses() const { return reused_addresses_; }
+  int64_t ambiguous_choices() const { return ambiguous_choices_; }
+
+ private:
+  const std::vector<uint8_t>& Boundaries(const CodeVersion& version);
+  void NoteReuse(uint64_t addr, bool ambiguous);
+
+  const SymbolIndex& index_;
+  CodeArch arch_;
+  // Per version: one flag per code byte, 1 where an instruction starts. Built on first use, so
+  // memory grows with the versions the profile touches.
+  std::unordered_map<const CodeVersion*, std::vector<uint8_t>> boundaries_;
+  std::unordered_map<uint64_t, bool> reuse_seen_;  // addr -> counted as ambiguous already
+  std::vector<const CodeVersion*> scratch_;
+  int64_t reused_addresses_ = 0;
+  int64_t ambiguous_choices_ = 0;
+};
+
+}  // namespace cg_inject

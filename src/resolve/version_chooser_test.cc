@@ -1,0 +1,68 @@
+#include "resolve/version_chooser.h"
+
+#include <gtest/gtest.h>
+
+#include "cg_inject/symbols.h"
+
+namespace cg_inject {
+namespace {
+
+class VersionChooserTest : public ::testing::Test {
+ protected:
+  void Add(uint64_t start, uint64_t size, std::string name, std::string code = "") {
+    CodeVersion v;
+    v.start = start;
+    v.size = size;
+    v.function_name = std::move(name);
+    v.code = std::move(code);
+    index_.Add(std::move(v));
+  }
+  SymbolIndex index_;
+};
+
+TEST_F(VersionChooserTest, SingleVersionAndUncovered) {
+  Add(0x1000, 0x10, "f");
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kX86_64);
+  ASSERT_NE(c.Choose(0x1008, nullptr, 1), nullptr);
+  EXPECT_EQ(c.Choose(0x1008, nullptr, 1)->function_name, "f");
+  EXPECT_EQ(c.Choose(0x1010, nullptr, 1), nullptr);
+  EXPECT_EQ(c.reused_addresses(), 0);
+}
+
+TEST_F(VersionChooserTest, X86BoundariesPickTheVersion) {
+  Add(0x1000, 6, "mov", std::string("\xb8\x01\x00\x00\x00\xc3", 6));
+  Add(0x1000, 6, "nops", std::string("\x90\x90\x90\x90\x90\xc3", 6));
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kX86_64);
+  EXPECT_EQ(c.Choose(0x1002, nullptr, 1)->function_name, "nops");
+  // 0x1005 is an instruction start in both: ambiguous, part 1 takes the first loaded.
+  EXPECT_EQ(c.Choose(0x1005, nullptr, 1)->function_name, "mov");
+  EXPECT_EQ(c.Choose(0x1005, nullptr, 2)->function_name, "nops");
+  EXPECT_EQ(c.Choose(0x1005, nullptr, 9)->function_name, "nops");
+  EXPECT_EQ(c.ambiguous_choices(), 1);
+  EXPECT_EQ(c.reused_addresses(), 2);
+  std::vector<uint64_t> addrs = {0x1001, 0x1003};
+  EXPECT_EQ(c.ChooseForBlock(0x1000, addrs, 1)->function_name, "nops");
+}
+
+TEST_F(VersionChooserTest, PreferredVersionWins) {
+  Add(0x1000, 0x20, "a");
+  Add(0x1000, 0x20, "b");
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kX86_64);
+  const CodeVersion* b = index_.LookupAll(0x1000)[1];
+  EXPECT_EQ(c.Choose(0x1004, b, 1), b);
+}
+
+TEST_F(VersionChooserTest, AArch64FixedWidth) {
+  Add(0x1000, 8, "a", std::string(8, '\0'));
+  Add(0x1002, 8, "b", std::string(8, '\0'));
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kAArch64);
+  EXPECT_EQ(c.Choose(0x1004, nullptr, 1)->function_name, "a");
+  EXPECT_EQ(c.Choose(0x1006, nullptr, 1)->function_name, "b");
+}
+
+}  // namespace
+}  // namespace cg_inject

@@ -1,0 +1,59 @@
+// Minimal per-part cost accounting for the injector's invariant checks: per function (by interned
+// (ob, fl, fn) ids) its self cost and the summed inclusive cost of its outgoing calls, plus the
+// set of call targets. Inclusive cost is computed as callgrind_annotate does: self + calls.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace cg_inject {
+
+/// A function identity in the injector's name table.
+struct FunctionKey {
+  uint32_t object = 0, file = 0, function = 0;
+  bool operator==(const FunctionKey&) const = default;
+};
+
+struct FunctionKeyHash {
+  size_t operator()(const FunctionKey& k) const {
+    uint64_t h = (uint64_t{k.object} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{k.file} << 21) ^
+                 (uint64_t{k.function} * 0xC2B2AE3D27D4EB4Full);
+    return size_t(h ^ (h >> 29));
+  }
+};
+
+class CostAccounting {
+ public:
+  struct Entry {
+    std::vector<uint64_t> self;
+    std::vector<uint64_t> calls;  // summed inclusive cost of outgoing calls
+    bool defined = false;         // has an fn= block
+  };
+
+  void Reset(size_t events);
+  /// Starts a block of `key` (blocks may repeat; costs add up).
+  void Function(const FunctionKey& key);
+  void Cost(std::span<const uint64_t> costs);
+  void Call(const FunctionKey& target, std::span<const uint64_t> inclusive);
+
+  size_t events() const { return events_; }
+  const std::vector<uint64_t>& totals() const { return totals_; }
+  const std::unordered_map<FunctionKey, Entry, FunctionKeyHash>& functions() const {
+    return functions_;
+  }
+  /// Targets of calls= lines that have no fn= block.
+  std::vector<FunctionKey> MissingTargets() const;
+  /// self + calls of `key`, or all zero when unknown.
+  std::vector<uint64_t> Inclusive(const FunctionKey& key) const;
+
+ private:
+  Entry& Touch(const FunctionKey& key);
+  size_t events_ = 0;
+  std::vector<uint64_t> totals_;
+  std::unordered_map<FunctionKey, Entry, FunctionKeyHash> functions_;
+  Entry* current_ = nullptr;  // stable: unordered_map never moves its elements
+};
+
+}  // namespace cg_inject

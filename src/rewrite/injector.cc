@@ -1,0 +1,344 @@
+// Streaming half of the injector: ordinary blocks go straight downstream, JIT blocks and every
+// record that touches JIT code are aggregated per part (see part_rewriter.cc for what happens to
+// them at the end of the part). The rules are documented in include/cg_inject/inject.h.
+#include <charconv>
+
+#include "cg_inject/diagnostics.h"
+#include "cg_inject/symbols.h"
+#include "resolve/jit_name.h"
+#include "rewrite/injector_impl.h"
+
+namespace cg_inject {
+
+Injector::Injector(const SymbolIndex& index, const ObjectExtents* extents,
+                   const InjectOptions& options, ProfileSink* downstream, Diagnostics* diagnostics)
+    : impl_(std::make_unique<Impl>(index, extents, options, downstream, diagnostics)) {}
+Injector::~Injector() = default;
+void Injector::OnPartBegin(int part_index) { impl_->OnPartBegin(part_index); }
+void Injector::OnHeader(std::string_view key, std::string_view value) {
+  impl_->OnHeader(key, value);
+}
+void Injector::OnLayout(const PartLayout& layout) { impl_->OnLayout(layout); }
+void Injector::OnFunction(const FunctionContext& function) { impl_->OnFunction(function); }
+void Injector::OnCost(const CostRecord& cost) { impl_->OnCost(cost); }
+void Injector::OnCall(const CallRecord& call) { impl_->OnCall(call); }
+void Injector::OnJump(const JumpRecord& jump) { impl_->OnJump(jump); }
+void Injector::OnPartEnd() { impl_->OnPartEnd(); }
+InjectStats Injector::stats() const { return impl_->stats(); }
+
+Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
+                     const InjectOptions& options, ProfileSink* downstream,
+                     Diagnostics* diagnostics)
+    : index_(index),
+      extents_(extents),
+      options_(options),
+      downstream_(downstream),
+      diagnostics_(diagnostics),
+      chooser_(index, options.arch) {
+  for (const CodeVersion& v : index.versions()) {
+    index_min_ = std::min(index_min_, v.start);
+    index_max_ = std::max(index_max_, v.end());
+  }
+  for (const SymbolSourceInfo& s : index.sources())
+    stats_.sources.push_back({s.path, s.kind, s.object_name, s.records});
+  stats_.reused_ranges = index.reused_ranges();
+}
+
+void Injector::Impl::OnPartBegin(int part_index) {
+  part_index_ = part_index;
+  part_number_ = part_index + 1;
+  body_started_ = false;
+  trailing_headers_.clear();
+  in_layout_ = out_layout_ = PositionLayout{};
+  instr_col_ = out_line_col_ = -1;
+  line_col_ = 0;
+  add_line_ = false;
+  events_ = 0;
+  pool_.Reset(0);
+  in_acc_.Reset(0);
+  out_acc_.Reset(0);
+  blocks_.clear();
+  block_index_.clear();
+  out_.clear();
+  out_index_.clear();
+  identity_cache_.clear();
+  mode_ = Mode::kNone;
+  cur_ = -1;
+  ++stats_.parts;
+  downstream_->OnPartBegin(part_index);
+}
+
+namespace {
+// `positions:` lists instr/bb/line in any order; true when it has `instr` but no `line`.
+bool HasInstrWithoutLine(std::string_view value) {
+  bool instr = false, line = false;
+  size_t i = 0;
+  while (i < value.size()) {
+    while (i < value.size() && (value[i] == ' ' || value[i] == '\t')) ++i;
+    size_t j = i;
+    while (j < value.size() && value[j] != ' ' && value[j] != '\t') ++j;
+    std::string_view word = value.substr(i, j - i);
+    if (word == "instr") instr = true;
+    if (word == "line") line = true;
+    i = j;
+  }
+  return instr && !line;
+}
+}  // namespace
+
+void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
+  if (body_started_) {
+    // `totals:` comes after the body; the JIT blocks are emitted at part end, so keep trailing
+    // header lines until after them.
+    trailing_headers_.emplace_back(std::string(key), std::string(value));
+    return;
+  }
+  if (key == "part") {
+    int64_t n = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec == std::errc() && end == value.data() + value.size() && n > 0) part_number_ = n;
+  }
+  if (key == "positions" && !index_.versions().empty() && HasInstrWithoutLine(value)) {
+    std::string extended(value);
+    extended += " line";
+    downstream_->OnHeader(key, extended);
+    return;
+  }
+  downstream_->OnHeader(key, value);
+}
+
+void Injector::Impl::OnLayout(const PartLayout& layout) {
+  body_started_ = true;
+  in_layout_ = layout.positions;
+  instr_col_ = in_layout_.IndexOf(PositionKind::kInstr);
+  line_col_ = in_layout_.IndexOf(PositionKind::kLine);
+  add_line_ = instr_col_ >= 0 && line_col_ < 0 && in_layout_.count < kMaxPositionColumns &&
+              !index_.versions().empty();
+  out_layout_ = in_layout_;
+  out_line_col_ = line_col_;
+  if (add_line_) {
+    out_line_col_ = out_layout_.count;
+    out_layout_.kinds[out_layout_.count++] = PositionKind::kLine;
+    stats_.added_line_column = true;
+  }
+  events_ = layout.events.size();
+  first_event_is_ir_ = !layout.events.empty() && layout.events[0] == "Ir";
+  if (stats_.first_event.empty() && !layout.events.empty())
+    stats_.first_event = std::string(layout.events[0]);
+  if (instr_col_ >= 0) stats_.has_instr_positions = true;
+  pool_.Reset(events_);
+  in_acc_.Reset(events_);
+  out_acc_.Reset(events_);
+  PartLayout out_layout{out_layout_, layout.events};
+  downstream_->OnLayout(out_layout);
+}
+
+int Injector::Impl::BlockFor(const FunctionKey& key) {
+  auto [it, inserted] = block_index_.try_emplace(key, int(blocks_.size()));
+  if (inserted) {
+    InBlock& b = blocks_.emplace_back();
+    b.key = key;
+    JitName jit;
+    if (IsUnknownObject(names_.Text(key.object)) &&
+        ParseJitFunctionName(names_.Text(key.function), &jit)) {
+      ++stats_.jit_blocks;
+      if (index_.Lookup(jit.addr)) {
+        b.jit = true;
+        b.entry = jit.addr;
+        b.suffix = jit.suffix.empty() ? 0 : names_.Intern(jit.suffix).id;
+        ++stats_.jit_blocks_resolved;
+      }
+    }
+  }
+  return it->second;
+}
+
+void Injector::Impl::FinishBlock() {
+  // An ordinary block with no records at all still passes through (it declares the function);
+  // one whose records all moved to JIT code is dropped: it reappears with its synthesized edges.
+  if (mode_ == Mode::kPass && pending_header_ && !cur_deferred_) EmitPassHeader();
+  mode_ = Mode::kNone;
+}
+
+void Injector::Impl::EmitPassHeader() {
+  if (!pending_header_) return;
+  pending_header_ = false;
+  downstream_->OnFunction(cur_out_);
+  out_acc_.Function(blocks_[size_t(cur_)].key);
+}
+
+void Injector::Impl::OnFunction(const FunctionContext& function) {
+  FinishBlock();
+  cur_out_.object = names_.Map(function.object);
+  cur_out_.file = names_.Map(function.file);
+  cur_out_.function = names_.Map(function.function);
+  FunctionKey key{cur_out_.object.id, cur_out_.file.id, cur_out_.function.id};
+  in_acc_.Function(key);
+  cur_ = BlockFor(key);
+  if (blocks_[size_t(cur_)].jit) {
+    mode_ = Mode::kJit;
+    return;
+  }
+  mode_ = Mode::kPass;
+  pending_header_ = true;
+  cur_deferred_ = false;
+}
+
+bool Injector::Impl::IsJitAddress(uint32_t object, uint64_t addr) const {
+  if (addr < index_min_ || addr >= index_max_) return false;
+  std::string_view ob = names_.Text(object);
+  if (extents_ && !IsUnknownObject(ob)) {
+    std::optional<bool> own = extents_->Contains(ob, addr);
+    if (own && *own) return false;
+  }
+  return index_.Lookup(addr) != nullptr;
+}
+
+bool Injector::Impl::IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix) {
+  if (!IsUnknownObject(names_.Text(key.object))) return false;
+  JitName jit;
+  if (!ParseJitFunctionName(names_.Text(key.function), &jit)) return false;
+  if (!index_.Lookup(jit.addr)) return false;
+  *addr = jit.addr;
+  *suffix = jit.suffix.empty() ? 0 : names_.Intern(jit.suffix).id;
+  return true;
+}
+
+Position Injector::Impl::ConvertPlain(const Position& in) const {
+  Position out = in;
+  if (add_line_) out.values[size_t(out_line_col_)] = 0;
+  return out;
+}
+
+Position Injector::Impl::Convert(const Position& in, uint32_t line) const {
+  Position out = in;
+  if (out_line_col_ >= 0) out.values[size_t(out_line_col_)] = line;
+  return out;
+}
+
+void Injector::Impl::NoteKept(InBlock* block, const Position& pos, uint32_t file) {
+  if (instr_col_ < 0) return;
+  size_t c = size_t(instr_col_);
+  if (!block->has_kept || pos.values[c] > block->max_kept.values[c]) {
+    block->has_kept = true;
+    block->max_kept = pos;
+    block->max_kept_file = file;
+  }
+}
+
+void Injector::Impl::OnCost(const CostRecord& cost) {
+  in_acc_.Cost(cost.costs);
+  Name file = names_.Map(cost.source_file);
+  if (mode_ == Mode::kNone) {
+    downstream_->OnCost(cost);
+    return;
+  }
+  InBlock& b = blocks_[size_t(cur_)];
+  if (mode_ == Mode::kJit) {
+    b.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
+    return;
+  }
+  if (instr_col_ >= 0 && IsJitAddress(b.key.object, cost.position.values[size_t(instr_col_)])) {
+    b.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
+    cur_deferred_ = true;
+    return;
+  }
+  EmitPassHeader();
+  CostRecord out{ConvertPlain(cost.position), file, cost.costs};
+  NoteKept(&b, out.position, file.id);
+  downstream_->OnCost(out);
+  out_acc_.Cost(cost.costs);
+}
+
+void Injector::Impl::OnCall(const CallRecord& call) {
+  FunctionKey target{names_.Map(call.target_object).id, names_.Map(call.target_file).id,
+                     names_.Map(call.target_function).id};
+  in_acc_.Call(target, call.inclusive);
+  if (mode_ == Mode::kNone) {
+    downstream_->OnCall(call);
+    return;
+  }
+  Name file = names_.Map(call.source_file);
+  InBlock& b = blocks_[size_t(cur_)];
+  CallKey key{call.source, file.id, target, call.target};
+  if (mode_ == Mode::kJit) {
+    b.agg.AddCall(&pool_, key, call.count, call.inclusive);
+    return;
+  }
+  uint64_t target_addr = 0;
+  uint32_t suffix = 0;
+  if ((instr_col_ >= 0 && IsJitAddress(b.key.object, call.source.values[size_t(instr_col_)])) ||
+      IsJitTarget(target, &target_addr, &suffix)) {
+    b.agg.AddCall(&pool_, key, call.count, call.inclusive);
+    cur_deferred_ = true;
+    return;
+  }
+  EmitPassHeader();
+  CallRecord out = call;
+  out.source = ConvertPlain(call.source);
+  out.target = ConvertPlain(call.target);
+  out.source_file = file;
+  out.target_object = names_.Map(call.target_object);
+  out.target_file = names_.Map(call.target_file);
+  out.target_function = names_.Map(call.target_function);
+  downstream_->OnCall(out);
+  out_acc_.Call(target, call.inclusive);
+}
+
+void Injector::Impl::OnJump(const JumpRecord& jump) {
+  if (mode_ == Mode::kNone) {
+    downstream_->OnJump(jump);
+    return;
+  }
+  Name file = names_.Map(jump.source_file);
+  Name target_file = names_.Map(jump.target_file);
+  Name target_function = names_.Map(jump.target_function);
+  InBlock& b = blocks_[size_t(cur_)];
+  JumpKey key{jump.source,        file.id,         jump.target, target_file.id,
+              target_function.id, jump.conditional};
+  if (mode_ == Mode::kJit) {
+    b.agg.AddJump(key, jump.followed, jump.executed);
+    return;
+  }
+  if (instr_col_ >= 0 && (IsJitAddress(b.key.object, jump.source.values[size_t(instr_col_)]) ||
+                          IsJitAddress(b.key.object, jump.target.values[size_t(instr_col_)]))) {
+    b.agg.AddJump(key, jump.followed, jump.executed);
+    cur_deferred_ = true;
+    return;
+  }
+  EmitPassHeader();
+  JumpRecord out = jump;
+  out.source = ConvertPlain(jump.source);
+  out.target = ConvertPlain(jump.target);
+  out.source_file = file;
+  out.target_file = target_file;
+  out.target_function = target_function;
+  downstream_->OnJump(out);
+}
+
+void Injector::Impl::OnPartEnd() {
+  FinishBlock();
+  ResolveBlocks();
+  for (InBlock& b : blocks_) ProcessBlock(&b);
+  FinalizeEdges();
+  EmitAll();
+  for (const auto& [key, value] : trailing_headers_) downstream_->OnHeader(key, value);
+  trailing_headers_.clear();
+  int64_t before = violations_total_;
+  CheckInvariants();
+  CollectStats();
+  downstream_->OnPartEnd();
+  if (violations_total_ > before && !options_.force) {
+    std::string message = "internal check failed after injection: ";
+    message += stats_.invariant_violations.empty() ? "" : stats_.invariant_violations.back();
+    message += " (--force writes the output anyway)";
+    throw InvariantError(message);
+  }
+  blocks_.clear();
+  block_index_.clear();
+  out_.clear();
+  out_index_.clear();
+  pool_.Reset(events_);
+}
+
+}  // namespace cg_inject

@@ -1,0 +1,571 @@
+// One small hand-written profile per injection rule (include/cg_inject/inject.h). Each test feeds
+// text through the Injector into a RecordingSink and checks names, self costs, edges and the
+// invariants; when /usr/bin/callgrind_annotate exists, the rendered output is also read by it.
+#include "cg_inject/inject.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+
+#include "cg_inject/diagnostics.h"
+#include "cg_inject/symbols.h"
+#include "rewrite/test_profile.h"
+
+namespace cg_inject {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::FeedProfile;
+using testing::RecordingSink;
+
+struct Fn {
+  uint64_t start = 0, size = 0;
+  std::string name, file;
+  uint32_t line = 0;
+  uint32_t function_id = 0;
+  std::string code;
+  std::vector<LineEntry> lines;
+  std::vector<std::string> files;
+};
+
+Fn MakeFn(uint64_t start, uint64_t size, std::string name, std::string file = "",
+          uint32_t line = 0) {
+  Fn f;
+  f.start = start;
+  f.size = size;
+  f.name = std::move(name);
+  f.file = std::move(file);
+  f.line = line;
+  return f;
+}
+
+class InjectorTest : public ::testing::Test {
+ protected:
+  void AddSource(std::string object) {
+    source_ = index_.AddSource({"/tmp/" + object, "perf-map", object, 0});
+  }
+  void Add(uint64_t start, uint64_t size, std::string name, std::string file = "",
+           uint32_t line = 0, uint32_t function_id = 0) {
+    Fn f = MakeFn(start, size, std::move(name), std::move(file), line);
+    f.function_id = function_id;
+    AddFn(f);
+  }
+  void AddFn(const Fn& f) {
+    CodeVersion v;
+    v.start = f.start;
+    v.size = f.size;
+    v.raw_name = f.name;
+    v.function_name = f.name;
+    v.source_file = f.file;
+    v.source_line = f.line;
+    v.source = source_;
+    v.function_id = f.function_id;
+    v.code = f.code;
+    v.lines = f.lines;
+    v.files = f.files;
+    index_.Add(std::move(v));
+  }
+
+  /// Runs the injector over `input`; returns false if it threw.
+  void Run(std::string_view input, const ObjectExtents* extents = nullptr) {
+    index_.Finish();
+    Injector injector(index_, extents, options_, &out_, &diagnostics_);
+    FeedProfile(input, &injector);
+    stats_ = injector.stats();
+    EXPECT_TRUE(out_.IdsConsistent());
+    EXPECT_THAT(stats_.invariant_violations, ::testing::IsEmpty());
+  }
+
+  const testing::FunctionSummary& F(const std::string& key) {
+    const testing::FunctionSummary* f = out_.Find(key);
+    if (!f) {
+      ADD_FAILURE() << "no function " << key << " in\n" << out_.text();
+      static testing::FunctionSummary empty;
+      return empty;
+    }
+    return *f;
+  }
+
+  /// callgrind_annotate --inclusive=yes on the rendered output: "file:fn" -> first-event cost.
+  std::map<std::string, uint64_t> Annotate(bool inclusive) {
+    std::map<std::string, uint64_t> result;
+    if (access("/usr/bin/callgrind_annotate", X_OK) != 0) return result;
+    char path[] = "/tmp/cg_inject_injector_test_XXXXXX";
+    int fd = mkstemp(path);
+    EXPECT_GE(fd, 0);
+    if (fd < 0) return result;
+    close(fd);
+    { std::ofstream(path) << out_.text(); }
+    std::string cmd = std::string("/usr/bin/callgrind_annotate --threshold=100 ") +
+                      (inclusive ? "--inclusive=yes " : "") + path + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    std::string text;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
+    pclose(pipe);
+    unlink(path);
+    annotate_text_ = text;
+    std::regex row(R"(^\s*([0-9,]+) \([^)]*\)\s+(\S+:[^\[]*?)\s*(\[.*\])?$)");
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t nl = text.find('\n', pos);
+      std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+      pos = nl == std::string::npos ? text.size() : nl + 1;
+      std::smatch m;
+      if (std::regex_match(line, m, row)) {
+        std::string digits;
+        for (char c : m[1].str())
+          if (c != ',') digits += c;
+        result[m[2].str()] = std::stoull(digits);
+      }
+    }
+    EXPECT_FALSE(result.empty()) << "callgrind_annotate printed no functions:\n" << text;
+    return result;
+  }
+
+  SymbolIndex index_;
+  uint32_t source_ = 0;
+  InjectOptions options_;
+  RecordingSink out_;
+  Diagnostics diagnostics_;
+  InjectStats stats_;
+  std::string annotate_text_;
+};
+
+constexpr const char* kJit = "jit.map";
+
+// Rule 8 (and 1): without instr positions each block is named by its entry address; callee and
+// caller sides carry the same (ob, fl, fn) triple; lines come from the name-derived location.
+TEST_F(InjectorTest, NoInstrResolvesByBlockName) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.js", 10);
+  Add(0x2000, 0x100, "g", "", 0);
+  Run(R"(positions: line
+events: Ir
+ob=/bin/prog
+fl=main.c
+fn=main
+5 10
+cob=???
+cfi=???
+cfn=0x0000000000001000
+calls=2 0
+6 130
+ob=???
+fl=???
+fn=0x0000000000001000
+0 30
+cob=???
+cfi=???
+cfn=0x0000000000002000
+calls=4 0
+0 100
+fn=0x0000000000002000
+0 100
+totals: 140
+)");
+  const auto& main_fn = F("/bin/prog|main.c|main");
+  EXPECT_THAT(main_fn.self, ElementsAre(10));
+  ASSERT_EQ(main_fn.calls.count("jit.map|f.js|f"), 1u) << out_.text();
+  EXPECT_EQ(main_fn.calls.at("jit.map|f.js|f").first, 2u);
+  EXPECT_THAT(main_fn.calls.at("jit.map|f.js|f").second, ElementsAre(130));
+  const auto& f = F("jit.map|f.js|f");
+  EXPECT_THAT(f.self, ElementsAre(30));
+  EXPECT_THAT(f.lines.at("f.js:10"), ElementsAre(30));
+  ASSERT_EQ(f.calls.count("jit.map|???|g"), 1u);
+  EXPECT_THAT(F("jit.map|???|g").self, ElementsAre(100));
+  EXPECT_THAT(out_.totals(), ElementsAre(140));
+  EXPECT_FALSE(stats_.has_instr_positions);
+  EXPECT_EQ(stats_.functions_resolved, 2);
+  EXPECT_EQ(stats_.unnamed_jit_cost_before, 130u);
+  EXPECT_EQ(stats_.unnamed_jit_cost_after, 0u);
+  // `totals:` still comes after the whole body.
+  EXPECT_GT(out_.text().find("totals: 140"), out_.text().find("fn=g"));
+
+  auto inclusive = Annotate(true);
+  if (!inclusive.empty()) {
+    EXPECT_EQ(inclusive["f.js:f"], 130u) << annotate_text_;
+    EXPECT_EQ(inclusive["???:g"], 100u) << annotate_text_;
+    EXPECT_EQ(inclusive["main.c:main"], 140u) << annotate_text_;
+  }
+}
+
+// Blocks that no source covers (stubs in ob=???, unknown JIT code) pass through as they were.
+TEST_F(InjectorTest, UncoveredBlocksPassThrough) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "", 0);
+  Run(R"(positions: line
+events: Ir
+ob=???
+fl=???
+fn=_init
+0 7
+fn=0x0000000000009000
+0 11
+cfn=0x0000000000001000
+calls=1 0
+0 5
+fn=0x0000000000001000
+0 5
+)");
+  EXPECT_THAT(F("???|???|_init").self, ElementsAre(7));
+  EXPECT_THAT(F("???|???|0x0000000000009000").self, ElementsAre(11));
+  EXPECT_EQ(F("???|???|0x0000000000009000").calls.count("jit.map|???|f"), 1u);
+  EXPECT_EQ(stats_.jit_blocks, 2);
+  EXPECT_EQ(stats_.jit_blocks_resolved, 1);
+  ASSERT_EQ(stats_.top_unresolved.size(), 1u);
+  EXPECT_EQ(stats_.top_unresolved[0].addr, 0x9000u);
+  EXPECT_EQ(stats_.top_unresolved[0].cost, 11u);
+}
+
+// Recursion suffixes are carried over on both sides.
+TEST_F(InjectorTest, RecursionSuffixCarriedOver) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "fib", "fib.js", 3);
+  Run(R"(positions: line
+events: Ir
+ob=???
+fl=???
+fn=0x0000000000001000
+0 10
+cfn=0x0000000000001000'2
+calls=1 0
+0 20
+fn=0x0000000000001000'2
+0 20
+)");
+  EXPECT_THAT(F("jit.map|fib.js|fib").self, ElementsAre(10));
+  EXPECT_EQ(F("jit.map|fib.js|fib").calls.count("jit.map|fib.js|fib'2"), 1u);
+  EXPECT_THAT(F("jit.map|fib.js|fib'2").self, ElementsAre(20));
+}
+
+// Rule 2: a tail jump from f into g leaves g's instructions in f's block. They become g's self
+// cost and f gets a synthesized call edge whose inclusive cost is what moved, so f's inclusive
+// cost (and main's) is unchanged. The count is the execution count of g's entry instruction.
+TEST_F(InjectorTest, TailJumpCostMovesWithSynthesizedEdge) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.js", 1);
+  Add(0x2000, 0x100, "g", "g.js", 1);
+  Run(R"(positions: instr
+events: Ir
+ob=/bin/prog
+fl=main.c
+fn=main
+0x400 1
+cob=???
+cfi=???
+cfn=0x0000000000001000
+calls=3 0x1000
+0x404 60
+ob=???
+fl=???
+fn=0x0000000000001000
+0x1000 3
+0x1004 3
+0x1008 3
+0x2000 3
+0x2004 3
+0x2008 45
+)");
+  const auto& f = F("jit.map|f.js|f");
+  EXPECT_THAT(f.self, ElementsAre(9));
+  ASSERT_EQ(f.calls.count("jit.map|g.js|g"), 1u) << out_.text();
+  EXPECT_EQ(f.calls.at("jit.map|g.js|g").first, 3u);
+  EXPECT_THAT(f.calls.at("jit.map|g.js|g").second, ElementsAre(51));
+  EXPECT_THAT(F("jit.map|g.js|g").self, ElementsAre(51));
+  EXPECT_THAT(F("/bin/prog|main.c|main").calls.at("jit.map|f.js|f").second, ElementsAre(60));
+  EXPECT_EQ(stats_.cost_lines_moved, 3);
+  EXPECT_EQ(stats_.edges_synthesized, 1);
+  EXPECT_TRUE(stats_.added_line_column);
+  EXPECT_NE(out_.text().find("positions: instr line"), std::string::npos);
+
+  auto inclusive = Annotate(true);
+  if (!inclusive.empty()) {
+    EXPECT_EQ(inclusive["f.js:f"], 60u) << annotate_text_;
+    EXPECT_EQ(inclusive["g.js:g"], 51u) << annotate_text_;
+  }
+  auto self = Annotate(false);
+  if (!self.empty()) {
+    EXPECT_EQ(self["f.js:f"], 9u) << annotate_text_;
+    EXPECT_EQ(self["g.js:g"], 51u) << annotate_text_;
+  }
+}
+
+// A `jump=` line from f's own code into g is better evidence of the call count than the entry
+// instruction (g loops back to its entry here) and gives the call site.
+TEST_F(InjectorTest, SynthesizedEdgeCountFromJumpLines) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "", 0);
+  Add(0x2000, 0x100, "g", "", 0);
+  Run(R"(positions: instr
+events: Ir
+ob=???
+fl=???
+fn=0x0000000000001000
+0x1000 2
+0x1008 2
+jump=2 0x2000
+0x1008
+0x2000 10
+0x2004 10
+)");
+  const auto& f = F("jit.map|???|f");
+  ASSERT_EQ(f.calls.count("jit.map|???|g"), 1u) << out_.text();
+  EXPECT_EQ(f.calls.at("jit.map|???|g").first, 2u);
+  EXPECT_THAT(f.calls.at("jit.map|???|g").second, ElementsAre(20));
+  EXPECT_NE(out_.text().find("calls=2 0x2000 0\n0x1008 0 20"), std::string::npos) << out_.text();
+}
+
+// Calls made from moved code move with it and their inclusive cost is part of the edge.
+TEST_F(InjectorTest, CallsFromMovedCodeMoveWithIt) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "", 0);
+  Add(0x2000, 0x100, "g", "", 0);
+  Run(R"(positions: instr
+events: Ir
+ob=???
+fl=???
+fn=0x0000000000001000
+0x1000 1
+0x2000 1
+ob=/lib/libc.so
+fl=x.c
+cfn=puts
+calls=1 0x500
+0x2004 40
+)");
+  const auto& f = F("jit.map|???|f");
+  EXPECT_THAT(f.calls.at("jit.map|???|g").second, ElementsAre(41));
+  EXPECT_EQ(F("jit.map|???|g").calls.count("???|x.c|puts"), 0u);
+}
+
+// Rule 3: two blocks of one function merge; a call into the middle of the function is an
+// internal transfer and disappears; a call to its entry is recursion and stays.
+TEST_F(InjectorTest, MergeDropsInternalTransfersKeepsRecursion) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "", 0);
+  Run(R"(positions: instr
+events: Ir
+ob=/bin/prog
+fl=main.c
+fn=main
+0x400 1
+cob=???
+cfi=???
+cfn=0x0000000000001000
+calls=1 0x1000
+0x404 100
+ob=???
+fl=???
+fn=0x0000000000001000
+0x1000 10
+cfn=0x0000000000001040
+calls=2 0x1040
+0x1004 40
+cfn=0x0000000000001000
+calls=1 0x1000
+0x1008 50
+fn=0x0000000000001040
+0x1040 20
+0x1044 20
+fn=0x0000000000001000
+0x1000 50
+)");
+  const auto& f = F("jit.map|???|f");
+  EXPECT_THAT(f.self, ElementsAre(100));
+  EXPECT_EQ(f.calls.size(), 1u) << out_.text();
+  ASSERT_EQ(f.calls.count("jit.map|???|f"), 1u);
+  EXPECT_THAT(f.calls.at("jit.map|???|f").second, ElementsAre(50));
+  EXPECT_EQ(stats_.internal_transfers_dropped, 1);
+  // Duplicate positions (the repeated block) are summed into one line.
+  EXPECT_NE(out_.text().find("0x1000 0 60\n"), std::string::npos) << out_.text();
+}
+
+// Rule 5: a line table gives each cost line its file and line; `instr`-only input gets a line
+// column.
+TEST_F(InjectorTest, LineTableGivesFileAndLine) {
+  AddSource(kJit);
+  Fn f = MakeFn(0x1000, 0x100, "f", "a.js", 5);
+  f.files = {"a.js", "b.js"};
+  f.lines = {{0x1000, 5, 0, 0}, {0x1010, 7, 0, 0}, {0x1020, 40, 0, 1}};
+  AddFn(f);
+  Run(R"(positions: instr
+events: Ir
+ob=???
+fl=???
+fn=0x0000000000001000
+0x1000 1
+0x1014 2
+0x1024 4
+0x1028 8
+)");
+  const auto& fn = F("jit.map|a.js|f");
+  EXPECT_THAT(fn.lines.at("a.js:5"), ElementsAre(1));
+  EXPECT_THAT(fn.lines.at("a.js:7"), ElementsAre(2));
+  EXPECT_THAT(fn.lines.at("b.js:40"), ElementsAre(12));
+}
+
+class FakeExtents : public ObjectExtents {
+ public:
+  std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
+    if (object != "/bin/helper") return std::nullopt;
+    return addr >= 0x1000 && addr < 0x3000;
+  }
+};
+
+// The AArch64 case: JIT instructions inside an ordinary function's block at absolute addresses.
+// They go to the JIT function with a synthesized edge; the object's own addresses (told apart by
+// its extent) stay, even where a JIT version also covers them.
+TEST_F(InjectorTest, JitCodeInsideOrdinaryBlock) {
+  AddSource(kJit);
+  Add(0x2000, 0x100, "g", "", 0);
+  Add(0x50000, 0x100, "h", "", 0);
+  FakeExtents extents;
+  Run(R"(positions: instr
+events: Ir
+ob=/bin/helper
+fl=helper.c
+fn=c_helper
+0x2000 4
+0x2004 4
+0x50000 6
+0x50004 6
+totals: 20
+)",
+      &extents);
+  const auto& helper = F("/bin/helper|helper.c|c_helper");
+  EXPECT_THAT(helper.self, ElementsAre(8));
+  ASSERT_EQ(helper.calls.count("jit.map|???|h"), 1u) << out_.text();
+  EXPECT_EQ(helper.calls.at("jit.map|???|h").first, 6u);
+  EXPECT_THAT(helper.calls.at("jit.map|???|h").second, ElementsAre(12));
+  EXPECT_THAT(F("jit.map|???|h").self, ElementsAre(12));
+  EXPECT_EQ(out_.Find("jit.map|???|g"), nullptr);
+}
+
+// Rule 4: a moved function (same function_id at two addresses) is one identity; two functions
+// with one name but different files stay two.
+TEST_F(InjectorTest, MovedFunctionIsOneIdentity) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.js", 1, 7);
+  Add(0x5000, 0x100, "f", "f.js", 1, 7);
+  Add(0x9000, 0x100, "f", "other.js", 1);
+  Run(R"(positions: line
+events: Ir
+ob=/bin/prog
+fl=main.c
+fn=main
+0 1
+cob=???
+cfi=???
+cfn=0x0000000000001000
+calls=1 0
+0 3
+cob=???
+cfi=???
+cfn=0x0000000000005000
+calls=1 0
+0 5
+cob=???
+cfi=???
+cfn=0x0000000000009000
+calls=1 0
+0 9
+ob=???
+fl=???
+fn=0x0000000000001000
+0 3
+fn=0x0000000000005000
+0 5
+fn=0x0000000000009000
+0 9
+)");
+  EXPECT_THAT(F("jit.map|f.js|f").self, ElementsAre(8));
+  EXPECT_THAT(F("jit.map|other.js|f").self, ElementsAre(9));
+  const auto& main_fn = F("/bin/prog|main.c|main");
+  EXPECT_EQ(main_fn.calls.at("jit.map|f.js|f").first, 2u);
+  EXPECT_THAT(main_fn.calls.at("jit.map|f.js|f").second, ElementsAre(8));
+  EXPECT_EQ(stats_.functions_resolved, 2);
+}
+
+// Rule 4: an address reused by new code. In a profile with several parts, part N takes the N-th
+// loaded version; the choice is counted as ambiguous.
+TEST_F(InjectorTest, ReusedAddressFollowsPartOrder) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "old", "", 0);
+  Add(0x1000, 0x100, "new", "", 0);
+  Run(R"(positions: line
+events: Ir
+part: 1
+ob=???
+fl=???
+fn=0x0000000000001000
+0 3
+# part
+positions: line
+events: Ir
+part: 2
+ob=???
+fl=???
+fn=0x0000000000001000
+0 5
+)");
+  EXPECT_THAT(F("jit.map|???|old").self, ElementsAre(3));
+  EXPECT_THAT(F("jit.map|???|new").self, ElementsAre(5));
+  EXPECT_EQ(stats_.ambiguous_choices, 1);
+  EXPECT_EQ(stats_.parts, 2);
+}
+
+// Rule 4: instruction boundaries from code bytes decide between versions at a reused address.
+TEST_F(InjectorTest, ReusedAddressChosenByInstructionBoundaries) {
+  AddSource(kJit);
+  Fn a = MakeFn(0x1000, 6, "five_byte_mov", "", 0);
+  a.code = std::string("\xb8\x01\x00\x00\x00\xc3", 6);  // mov eax, 1; ret
+  Fn b = MakeFn(0x1000, 6, "nops", "", 0);
+  b.code = std::string("\x90\x90\x90\x90\x90\xc3", 6);  // nop x5; ret
+  AddFn(a);
+  AddFn(b);
+  Run(R"(positions: instr
+events: Ir
+ob=???
+fl=???
+fn=0x0000000000001000
+0x1000 1
+0x1001 1
+0x1002 1
+0x1005 1
+)");
+  EXPECT_THAT(F("jit.map|???|nops").self, ElementsAre(4));
+  EXPECT_EQ(out_.Find("jit.map|???|five_byte_mov"), nullptr) << out_.text();
+}
+
+TEST_F(InjectorTest, StatsRenderers) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "", 0);
+  Run(R"(positions: line
+events: Ir
+ob=???
+fl=???
+fn=0x0000000000001000
+0 30
+fn=0x0000000000009000
+0 10
+)");
+  std::string text;
+  AppendStatsText(stats_, &text);
+  EXPECT_NE(text.find("100.00% before, 25.00% after"), std::string::npos) << text;
+  EXPECT_NE(text.find("--dump-instr=yes"), std::string::npos) << text;
+  EXPECT_NE(text.find("0x0000000000009000  10 Ir"), std::string::npos) << text;
+  std::string json;
+  AppendStatsJson(stats_, &json);
+  EXPECT_NE(json.find("\"unnamed_jit_cost_before\":40"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"top_unresolved\":[{\"name\":\"0x0000000000009000\""), std::string::npos)
+      << json;
+  EXPECT_EQ(json.back(), '\n');
+}
+
+}  // namespace
+}  // namespace cg_inject

@@ -1,0 +1,130 @@
+// Aggregation of profile records by position: the injector sums cost lines at one position and
+// calls/jumps from one site to one target, so memory grows with distinct positions, not lines.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "cg_inject/profile.h"
+#include "rewrite/accounting.h"
+
+namespace cg_inject {
+
+inline uint64_t MixHash(uint64_t h, uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+inline uint64_t HashPosition(const Position& p) {
+  uint64_t h = 0;
+  for (uint64_t v : p.values) h = MixHash(h, v);
+  return h;
+}
+
+inline bool PositionLess(const Position& a, const Position& b) { return a.values < b.values; }
+
+/// A cost line's key: position plus its fi=/fe= file id.
+struct CostKey {
+  Position pos;
+  uint32_t file = 0;
+  bool operator==(const CostKey&) const = default;
+};
+struct CostKeyHash {
+  size_t operator()(const CostKey& k) const { return size_t(MixHash(HashPosition(k.pos), k.file)); }
+};
+
+struct CallKey {
+  Position site;
+  uint32_t site_file = 0;
+  FunctionKey target;
+  Position target_pos;
+  bool operator==(const CallKey&) const = default;
+};
+struct CallKeyHash {
+  size_t operator()(const CallKey& k) const {
+    uint64_t h = MixHash(HashPosition(k.site), k.site_file);
+    h = MixHash(h, FunctionKeyHash()(k.target));
+    return size_t(MixHash(h, HashPosition(k.target_pos)));
+  }
+};
+struct CallValue {
+  uint64_t count = 0;
+  size_t inclusive = 0;  // offset in the CostPool
+};
+
+struct JumpKey {
+  Position site;
+  uint32_t site_file = 0;
+  Position target;
+  uint32_t target_file = 0, target_function = 0;
+  bool conditional = false;
+  bool operator==(const JumpKey&) const = default;
+};
+struct JumpKeyHash {
+  size_t operator()(const JumpKey& k) const {
+    uint64_t h = MixHash(HashPosition(k.site), k.site_file);
+    h = MixHash(h, HashPosition(k.target));
+    h = MixHash(h, (uint64_t{k.target_file} << 32) | k.target_function);
+    return size_t(MixHash(h, k.conditional));
+  }
+};
+struct JumpValue {
+  uint64_t followed = 0, executed = 0;
+};
+
+/// Cost vectors of one part, `events` values each, addressed by offset. Offsets stay valid as
+/// the pool grows (pointers do not).
+class CostPool {
+ public:
+  void Reset(size_t events) {
+    events_ = events;
+    data_.clear();
+  }
+  size_t Alloc() {
+    size_t offset = data_.size();
+    data_.resize(offset + events_, 0);
+    return offset;
+  }
+  void Add(size_t offset, std::span<const uint64_t> costs) {
+    size_t n = std::min(costs.size(), events_);
+    for (size_t i = 0; i < n; ++i) data_[offset + i] += costs[i];
+  }
+  std::span<const uint64_t> Get(size_t offset) const { return {data_.data() + offset, events_}; }
+  uint64_t First(size_t offset) const { return events_ ? data_[offset] : 0; }
+  size_t events() const { return events_; }
+
+ private:
+  size_t events_ = 0;
+  std::vector<uint64_t> data_;
+};
+
+/// Records summed by key. Costs and inclusive costs live in a CostPool.
+struct RecordAgg {
+  std::unordered_map<CostKey, size_t, CostKeyHash> costs;
+  std::unordered_map<CallKey, CallValue, CallKeyHash> calls;
+  std::unordered_map<JumpKey, JumpValue, JumpKeyHash> jumps;
+
+  bool empty() const { return costs.empty() && calls.empty() && jumps.empty(); }
+  void AddCost(CostPool* pool, const CostKey& key, std::span<const uint64_t> costs_in) {
+    auto [it, inserted] = costs.try_emplace(key, 0);
+    if (inserted) it->second = pool->Alloc();
+    pool->Add(it->second, costs_in);
+  }
+  void AddCall(CostPool* pool, const CallKey& key, uint64_t count,
+               std::span<const uint64_t> inclusive) {
+    auto [it, inserted] = calls.try_emplace(key);
+    if (inserted) it->second.inclusive = pool->Alloc();
+    it->second.count += count;
+    pool->Add(it->second.inclusive, inclusive);
+  }
+  void AddJump(const JumpKey& key, uint64_t followed, uint64_t executed) {
+    JumpValue& v = jumps[key];
+    v.followed += followed;
+    v.executed += executed;
+  }
+};
+
+}  // namespace cg_inject

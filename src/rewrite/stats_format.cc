@@ -1,0 +1,145 @@
+// Renderers for InjectStats: the `--stats` text on stderr and `--stats=json` for pipelines.
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include "cg_inject/inject.h"
+
+namespace cg_inject {
+
+namespace {
+
+void AppendF(std::string* out, const char* format, auto... args) {
+  char buf[512];
+  int n = std::snprintf(buf, sizeof buf, format, args...);
+  if (n > 0) out->append(buf, std::min(size_t(n), sizeof buf - 1));
+}
+
+void AppendJsonString(std::string_view text, std::string* out) {
+  out->push_back('"');
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        *out += "\\\"";
+        break;
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\t':
+        *out += "\\t";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          AppendF(out, "\\u%04x", unsigned(static_cast<unsigned char>(c)));
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+double Percent(double share) { return share * 100.0; }
+
+}  // namespace
+
+void AppendStatsText(const InjectStats& s, std::string* out) {
+  *out += "cg-inject: sources:";
+  if (s.sources.empty()) *out += " none";
+  *out += '\n';
+  for (const auto& src : s.sources)
+    AppendF(out, "  %s (%s, ob=%s): %" PRId64 " code versions\n", src.path.c_str(),
+            src.kind.c_str(), src.object_name.c_str(), src.records);
+  AppendF(out,
+          "cg-inject: parts: %" PRId64 ", JIT-looking blocks: %" PRId64 ", resolved: %" PRId64
+          ", functions named: %" PRId64 "\n",
+          s.parts, s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved);
+  const char* event = s.first_event.empty() ? "cost" : s.first_event.c_str();
+  AppendF(out,
+          "cg-inject: %s in unnamed JIT code: %.2f%% before, %.2f%% after "
+          "(%" PRIu64 " -> %" PRIu64 " of %" PRIu64 ")\n",
+          event, Percent(s.unnamed_share_before()), Percent(s.unnamed_share_after()),
+          s.unnamed_jit_cost_before, s.unnamed_jit_cost_after, s.total_cost);
+  AppendF(out,
+          "cg-inject: calls renamed: %" PRId64 ", cost lines moved to the code that ran: %" PRId64
+          " (%" PRIu64 " %s), synthesized edges: %" PRId64 ", internal transfers dropped: %" PRId64
+          "\n",
+          s.calls_renamed, s.cost_lines_moved, s.cost_moved, event, s.edges_synthesized,
+          s.internal_transfers_dropped);
+  AppendF(out,
+          "cg-inject: reused code ranges in sources: %" PRId64
+          ", reused addresses in the profile: %" PRId64 ", ambiguous version choices: %" PRId64
+          "\n",
+          s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices);
+  if (!s.has_instr_positions)
+    *out +=
+        "cg-inject: note: no instruction positions; blocks were named by their entry address "
+        "only (--dump-instr=yes gives exact attribution)\n";
+  if (s.added_line_column) *out += "cg-inject: added a line column to `positions: instr`\n";
+  if (!s.top_unresolved.empty()) {
+    *out += "cg-inject: top unresolved JIT-looking addresses:\n";
+    for (const auto& u : s.top_unresolved)
+      AppendF(out, "  %s  %" PRIu64 " %s (%.2f%%)\n", u.name.c_str(), u.cost, event,
+              s.total_cost ? Percent(double(u.cost) / double(s.total_cost)) : 0.0);
+  }
+  for (const std::string& v : s.invariant_violations)
+    *out += "cg-inject: invariant violated: " + v + "\n";
+}
+
+void AppendStatsJson(const InjectStats& s, std::string* out) {
+  *out += "{\"sources\":[";
+  for (size_t i = 0; i < s.sources.size(); ++i) {
+    if (i) *out += ',';
+    *out += "{\"path\":";
+    AppendJsonString(s.sources[i].path, out);
+    *out += ",\"kind\":";
+    AppendJsonString(s.sources[i].kind, out);
+    *out += ",\"object\":";
+    AppendJsonString(s.sources[i].object_name, out);
+    AppendF(out, ",\"records\":%" PRId64 "}", s.sources[i].records);
+  }
+  *out += "],\"event\":";
+  AppendJsonString(s.first_event, out);
+  AppendF(out,
+          ",\"parts\":%" PRId64
+          ",\"instr_positions\":%s,\"added_line_column\":%s"
+          ",\"total_cost\":%" PRIu64 ",\"unnamed_jit_cost_before\":%" PRIu64
+          ",\"unnamed_jit_cost_after\":%" PRIu64
+          ",\"unnamed_share_before\":%.6f"
+          ",\"unnamed_share_after\":%.6f",
+          s.parts, s.has_instr_positions ? "true" : "false", s.added_line_column ? "true" : "false",
+          s.total_cost, s.unnamed_jit_cost_before, s.unnamed_jit_cost_after,
+          s.unnamed_share_before(), s.unnamed_share_after());
+  AppendF(out,
+          ",\"jit_blocks\":%" PRId64 ",\"jit_blocks_resolved\":%" PRId64
+          ",\"functions_resolved\":%" PRId64 ",\"calls_renamed\":%" PRId64
+          ",\"cost_lines_moved\":%" PRId64 ",\"cost_moved\":%" PRIu64
+          ",\"edges_synthesized\":%" PRId64 ",\"internal_transfers_dropped\":%" PRId64
+          ",\"reused_ranges\":%" PRId64 ",\"reused_addresses_seen\":%" PRId64
+          ",\"ambiguous_choices\":%" PRId64,
+          s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved, s.calls_renamed,
+          s.cost_lines_moved, s.cost_moved, s.edges_synthesized, s.internal_transfers_dropped,
+          s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices);
+  *out += ",\"top_unresolved\":[";
+  for (size_t i = 0; i < s.top_unresolved.size(); ++i) {
+    if (i) *out += ',';
+    *out += "{\"name\":";
+    AppendJsonString(s.top_unresolved[i].name, out);
+    AppendF(out, ",\"addr\":%" PRIu64 ",\"cost\":%" PRIu64 "}", s.top_unresolved[i].addr,
+            s.top_unresolved[i].cost);
+  }
+  *out += "],\"invariant_violations\":[";
+  for (size_t i = 0; i < s.invariant_violations.size(); ++i) {
+    if (i) *out += ',';
+    AppendJsonString(s.invariant_violations[i], out);
+  }
+  *out += "]}\n";
+}
+
+}  // namespace cg_inject
