@@ -1,8 +1,8 @@
 // cg-inject's executable: parse the command line, run, map the result to an exit code.
+#include <unistd.h>
 #include <csignal>
 #include <cstdio>
 #include <string_view>
-#include <unistd.h>
 #include <vector>
 
 #include "cg_inject/io.h"

@@ -67,10 +67,14 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string_view>& args) {
   };
   auto assign = [](std::string* s) { return [s](std::string_view v) { *s = v; }; };
   const std::map<std::string_view, ValueSetter> with_value = {
-      {"--input", append(&o.inputs)},       {"-i", append(&o.inputs)},
-      {"--output", assign(&o.output)},      {"-o", assign(&o.output)},
-      {"--suffix", assign(&o.suffix)},      {"--perf-map", append(&o.perf_maps)},
-      {"--jitdump", append(&o.jitdumps)},   {"--jit-dir", append(&o.jit_dirs)},
+      {"--input", append(&o.inputs)},
+      {"-i", append(&o.inputs)},
+      {"--output", assign(&o.output)},
+      {"-o", assign(&o.output)},
+      {"--suffix", assign(&o.suffix)},
+      {"--perf-map", append(&o.perf_maps)},
+      {"--jitdump", append(&o.jitdumps)},
+      {"--jit-dir", append(&o.jit_dirs)},
       {"--callgraph", assign(&o.callgraph_path)},
   };
   using FlagSetter = std::function<void()>;

@@ -14,9 +14,9 @@ enum class StatsFormat { kNone, kText, kJson };
 /// Verbosity levels: 0 (-q) errors only; 1 (default) errors, warnings and which symbol sources
 /// were used; 2 (-v) also progress notes per input; 3 (-vv) also every skipped perf-map line.
 struct CliOptions {
-  std::vector<std::string> inputs;  // -i FILE or positional; "-" = stdin
-  std::string output;               // -o FILE (or a directory with several inputs); "-" = stdout
-  std::string suffix = ".jit";      // output name = input + suffix when several inputs, no -o
+  std::vector<std::string> inputs;     // -i FILE or positional; "-" = stdin
+  std::string output;                  // -o FILE (or a directory with several inputs); "-" = stdout
+  std::string suffix = ".jit";         // output name = input + suffix when several inputs, no -o
   std::vector<std::string> perf_maps;  // --perf-map FILE, repeatable
   std::vector<std::string> jitdumps;   // --jitdump FILE, repeatable
   std::vector<std::string> jit_dirs;   // --jit-dir DIR, repeatable

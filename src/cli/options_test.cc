@@ -36,8 +36,8 @@ TEST(OptionsTest, StatsFormats) {
 }
 
 TEST(OptionsTest, FlagsAndVerbosity) {
-  ParsedCommandLine p = Parse({"x", "--no-compress", "--zstd", "-f", "--in-place",
-                               "--no-discover", "-v", "-v", "--no-progress"});
+  ParsedCommandLine p = Parse({"x", "--no-compress", "--zstd", "-f", "--in-place", "--no-discover",
+                               "-v", "-v", "--no-progress"});
   ASSERT_EQ(p.error, "");
   EXPECT_FALSE(p.options.compress_names);
   EXPECT_TRUE(p.options.zstd_output);

@@ -47,14 +47,14 @@ std::vector<PlannedOutput> PlanOutputs(const CliOptions& options) {
     } else if (options.output.empty()) {
       out.output = input + options.suffix;
     } else {
-      out.output = (std::filesystem::path(options.output) / (Basename(input) + options.suffix))
-                       .string();
+      out.output =
+          (std::filesystem::path(options.output) / (Basename(input) + options.suffix)).string();
     }
     if (!options.in_place) {
       for (const std::string& other : options.inputs) {
         if (SameFile(out.output, other)) {
-          ThrowForFile(out.output, "output is the input file " + other +
-                                       "; use --in-place to replace it");
+          ThrowForFile(out.output,
+                       "output is the input file " + other + "; use --in-place to replace it");
         }
       }
     }
@@ -78,7 +78,8 @@ std::vector<std::string> FindPerThreadSiblings(const std::string& input) {
     if (name.size() > prefix.size() && name.starts_with(prefix) &&
         std::all_of(name.begin() + prefix.size(), name.end(),
                     [](char c) { return c >= '0' && c <= '9'; })) {
-      siblings.push_back((path.has_parent_path() ? entry.path() : entry.path().filename()).string());
+      siblings.push_back(
+          (path.has_parent_path() ? entry.path() : entry.path().filename()).string());
     }
   }
   std::sort(siblings.begin(), siblings.end());

@@ -5,6 +5,7 @@
 // picks the exit code; outputs not yet committed remove their temporary files on the way out.
 #include "cli/run.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,7 +127,8 @@ class OutputChain {
  public:
   OutputChain(const std::string& path, bool zstd) {
     struct stat st;
-    if (path != "-" && stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    if (path != "-" && stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
+        !S_ISDIR(st.st_mode)) {
       direct_ = std::make_unique<DirectFileSink>(path);
       base_ = direct_.get();
     } else {

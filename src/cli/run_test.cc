@@ -176,9 +176,9 @@ TEST_F(RunTest, ExistingOutputSurvivesAFailedRun) {
 
 TEST_F(RunTest, MissingExplicitSourceIsAnError) {
   std::string in = Write("callgrind.out.1", kJitProfile);
-  EXPECT_EQ(Run({"-i", in, "-o", (dir_ / "o").string(), "--perf-map",
-                 (dir_ / "nope.map").string()}),
-            ExitCode::kInputError);
+  EXPECT_EQ(
+      Run({"-i", in, "-o", (dir_ / "o").string(), "--perf-map", (dir_ / "nope.map").string()}),
+      ExitCode::kInputError);
   EXPECT_NE(Stderr().find("nope.map"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir_ / "o"));
 }

@@ -8,7 +8,9 @@ namespace cg_inject {
 class TeeSink : public ProfileSink {
  public:
   TeeSink(ProfileSink* first, ProfileSink* second) : a_(first), b_(second) {}
-  void OnPartBegin(int part_index) override { a_->OnPartBegin(part_index), b_->OnPartBegin(part_index); }
+  void OnPartBegin(int part_index) override {
+    a_->OnPartBegin(part_index), b_->OnPartBegin(part_index);
+  }
   void OnHeader(std::string_view key, std::string_view value) override {
     a_->OnHeader(key, value);
     b_->OnHeader(key, value);
