@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Malformed inputs: each gets "cg-inject: FILE:LINE: ..." on stderr, exit 1, and no output, and an
+# existing output file is left as it was.
+source "$(dirname "$0")/lib.sh"
+
+check_bad() {
+  local name=$1 line=$2 content=$3
+  printf '%b' "$content" >"$scratch/$name"
+  echo "previous" >"$scratch/$name.out"
+  expect_exit 1 "$CG_INJECT" --no-discover -i "$scratch/$name" -o "$scratch/$name.out" || return 0
+  grep -qE "^cg-inject: $scratch/$name:$line: " "$scratch/err" ||
+    fail "$name: expected an error at line $line, got: $(cat "$scratch/err")"
+  [[ $(cat "$scratch/$name.out") == previous ]] || fail "$name: existing output was touched"
+}
+
+check_bad bad-cost 4 '# callgrind format\nevents: Ir\nfn=main\n12 abc\n'
+check_bad calls-without-cost 5 '# callgrind format\nevents: Ir\nfn=main\ncfn=f\ncalls=1 2\n'
+check_bad unknown-name-id 3 '# callgrind format\nevents: Ir\nfn=(7)\n1 1\n'
+check_bad too-many-costs 4 '# callgrind format\nevents: Ir\nfn=main\n1 1 2\n'
+
+# zstd input is recognized by content, not by name; a truncated frame is an error.
+printf '# callgrind format\nevents: Ir\nfn=main\n1 5\n' | zstd -q -c >"$scratch/plain-name"
+expect_exit 0 "$CG_INJECT" --no-discover -i "$scratch/plain-name" -o "$scratch/z.out" &&
+  grep -q '^fn=.*main' "$scratch/z.out" || fail "zstd input by magic"
+head -c 12 "$scratch/plain-name" >"$scratch/cut.zst"
+expect_exit 1 "$CG_INJECT" --no-discover -i "$scratch/cut.zst" -o "$scratch/cut.out" || true
+[[ ! -e $scratch/cut.out ]] || fail "truncated zstd left an output"
+
+# stdin in, stdout out.
+printf '# callgrind format\nevents: Ir\nfn=main\n1 5\n' |
+  "$CG_INJECT" --no-discover -i - >"$scratch/stdout.out" 2>"$scratch/err" || fail "stdin to stdout"
+grep -q '^1 5$' "$scratch/stdout.out" || fail "stdin to stdout lost the cost line"
+finish
