@@ -1,0 +1,88 @@
+#include "cg_inject/object_catalog.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cg_inject/diagnostics.h"
+
+namespace cg_inject {
+namespace {
+
+TEST(ObjectCatalogTest, OpensEachObjectOnce) {
+  ObjectCatalog catalog;
+  const ObjectImage* first = catalog.Lookup("/proc/self/exe");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->path(), "/proc/self/exe");
+  EXPECT_EQ(catalog.Lookup("/proc/self/exe"), first);
+  EXPECT_EQ(catalog.opened(), 1);
+  EXPECT_TRUE(catalog.absent().empty());
+}
+
+TEST(ObjectCatalogTest, MissingObjectIsCountedAndWarnedOnce) {
+  Diagnostics diagnostics;
+  ObjectCatalog catalog({}, &diagnostics);
+  const std::string missing = "/nonexistent/cg-inject/libgone.so";
+  EXPECT_EQ(catalog.Lookup(missing), nullptr);
+  EXPECT_EQ(catalog.Lookup(missing), nullptr);
+  ASSERT_EQ(catalog.absent().size(), 1u);
+  EXPECT_EQ(catalog.absent()[0].path, missing);
+  EXPECT_EQ(catalog.absent()[0].reason, strerror(ENOENT));
+  EXPECT_EQ(catalog.opened(), 0);
+  ASSERT_EQ(diagnostics.kinds().size(), 1u);
+  EXPECT_EQ(diagnostics.kinds()[0].kind, "elf: object absent");
+  EXPECT_EQ(diagnostics.kinds()[0].count, 1);
+  ASSERT_EQ(diagnostics.kinds()[0].first_messages.size(), 1u);
+  EXPECT_EQ(diagnostics.kinds()[0].first_messages[0], missing + ": " + strerror(ENOENT));
+}
+
+TEST(ObjectCatalogTest, NonPathNamesAreNeitherObjectsNorAbsent) {
+  Diagnostics diagnostics;
+  ObjectCatalog catalog({}, &diagnostics);
+  EXPECT_EQ(catalog.Lookup("???"), nullptr);
+  EXPECT_EQ(catalog.Lookup("[vdso]"), nullptr);
+  EXPECT_EQ(catalog.Lookup(""), nullptr);
+  EXPECT_TRUE(catalog.absent().empty());
+  EXPECT_EQ(diagnostics.total(), 0);
+}
+
+TEST(ObjectCatalogTest, RootIsPrependedButNotReported) {
+  if (access("/bin/true", R_OK) != 0) GTEST_SKIP() << "/bin/true is not readable";
+  // /proc/self/root is this process's root directory, so the prefixed path is the same file.
+  ObjectCatalog rooted(ObjectCatalogOptions{"/proc/self/root"});
+  const ObjectImage* image = rooted.Lookup("/bin/true");
+  ASSERT_NE(image, nullptr);
+  EXPECT_EQ(image->path(), "/bin/true");
+
+  Diagnostics diagnostics;
+  ObjectCatalog elsewhere(ObjectCatalogOptions{"/nonexistent-root"}, &diagnostics);
+  EXPECT_EQ(elsewhere.Lookup("/bin/true"), nullptr);
+  ASSERT_EQ(elsewhere.absent().size(), 1u);
+  EXPECT_EQ(elsewhere.absent()[0].path, "/bin/true");
+  ASSERT_EQ(diagnostics.kinds().size(), 1u);
+  EXPECT_EQ(diagnostics.kinds()[0].first_messages.at(0),
+            std::string("/nonexistent-root/bin/true: ") + strerror(ENOENT));
+}
+
+TEST(ObjectCatalogTest, AddedImageIsFoundWithoutTouchingDisk) {
+  ObjectCatalog catalog;
+  const ObjectImage* added = catalog.Add(
+      "/nonexistent/app", ObjectImage("/nonexistent/app", false, {{0x400000, 0x1000, true}},
+                                      {{0x400100, 0x20, "main"}}));
+  EXPECT_EQ(catalog.Lookup("/nonexistent/app"), added);
+  ASSERT_NE(added->LookupSymbol(0x400110), nullptr);
+  EXPECT_EQ(added->LookupSymbol(0x400110)->name, "main");
+  EXPECT_TRUE(catalog.absent().empty());
+  EXPECT_EQ(catalog.opened(), 0);
+
+  // Replacing an absent entry makes it present.
+  EXPECT_EQ(catalog.Lookup("/nonexistent/lib.so"), nullptr);
+  const ObjectImage* replaced =
+      catalog.Add("/nonexistent/lib.so", ObjectImage("/nonexistent/lib.so", true, {}, {}));
+  EXPECT_EQ(catalog.Lookup("/nonexistent/lib.so"), replaced);
+}
+
+}  // namespace
+}  // namespace cg_inject
