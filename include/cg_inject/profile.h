@@ -16,8 +16,9 @@
 
 namespace cg_inject {
 
-/// What one position column holds (`positions:` header).
-enum class PositionKind : uint8_t { kLine, kInstr, kBb };
+/// What one position column holds (`positions:` header). kOther is a name the spec does not
+/// define (qt-creator's tests use `memAddr`); such columns are carried through unchanged.
+enum class PositionKind : uint8_t { kLine, kInstr, kBb, kOther };
 
 inline constexpr size_t kMaxPositionColumns = 3;
 
@@ -78,8 +79,9 @@ struct CallRecord {
   std::span<const uint64_t> inclusive;
 };
 
-/// `jump=COUNT TARGET` or `jcnd=FOLLOWED/EXECUTED TARGET` (the spec's older `jcnd=EXE TARGET`
-/// form sets executed == followed) plus the following source-position line.
+/// `jump=COUNT TARGET` (followed == executed == COUNT) or `jcnd=FOLLOWED/EXECUTED TARGET` as
+/// Callgrind writes it (the spec's grammar form `jcnd=EXECUTED FOLLOWED TARGET` is read too),
+/// plus the source-position line that Callgrind writes after it.
 struct JumpRecord {
   bool conditional = false;
   uint64_t followed = 0;

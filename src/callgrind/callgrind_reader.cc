@@ -1,0 +1,683 @@
+// Callgrind profile reader. Format: valgrind callgrind/docs/cl-format.xml ("Callgrind Format
+// Specification", version 1), checked against what valgrind's callgrind/dump.c writes and what
+// callgrind_annotate and KCachegrind's loader accept.
+//
+// Each line is dispatched on its first byte: '#' comment, digit/'+'/'-'/'*' cost line, a letter
+// either `key=name` (ob, fl, fi, fe, fn, cob, cfi, cfl, cfn, jfi, jfn) or an association
+// (calls, jump, jcnd) or a `key: value` header line. Numbers and keys are parsed with small
+// Boost.Spirit X3 parsers built once at namespace scope; nothing on the per-line path allocates
+// except the first sight of a new name.
+//
+// Decisions where the spec is silent or real files disagree with it:
+// - Name compression ids live in three spaces shared the way Callgrind shares them: objects
+//   (ob, cob), files (fl, fi, fe, cfi, cfl, jfi), functions (fn, cfn, jfn). Ids persist across
+//   parts, as with `--combine-dumps=yes`.
+// - Relative subpositions (+N, -N, *) are relative to the previous position line: cost lines,
+//   the line after calls= and the line after jump=/jcnd= update it; call and jump targets are
+//   relative to it but do not update it (as KCachegrind and callgrind_annotate read them).
+// - cob/cfi/cfn apply to the next calls= only; cob defaults to the current ob=, cfi to the
+//   current fi/fe/fl file. jfi/jfn likewise apply to the next jump only.
+// - fn= resets the source file to the function's file (fi/fe end with the function), and takes
+//   the current file as the function's file, so `fi=x` before `fn=` (lsprofcalltree) names it.
+// - `jcnd=F/E` is Callgrind's form (followed/executed); the spec grammar's `jcnd=E F` is read as
+//   executed then followed. Jumps are followed by a position-only line, as dump.c writes.
+// - Costs are unsigned decimal or 0x hex numbers. speedscope's fixture with +N/-N/* in cost
+//   columns is refused: the spec defines subposition compression for positions only, and any
+//   reading of "-300" as a cost would invent numbers.
+// - Header lines after the body start a new part, except `totals:` and `summary:`, which close
+//   the current one.
+#include "callgrind/callgrind_reader.h"
+
+#include <boost/spirit/home/x3.hpp>
+
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "callgrind/line_reader.h"
+#include "cg_inject/diagnostics.h"
+#include "cg_inject/error.h"
+#include "cg_inject/io.h"
+#include "cg_inject/profile.h"
+
+namespace cg_inject {
+namespace {
+
+namespace x3 = boost::spirit::x3;
+
+// --- X3 grammar pieces, built once -----------------------------------------------------------
+
+const x3::uint_parser<uint64_t, 10> kDecimal;
+const x3::uint_parser<uint64_t, 16> kHexDigits;
+const x3::rule<class NumberRule, uint64_t> kNumber = "number";
+const auto kNumber_def = (x3::lit("0x") >> kHexDigits) | kDecimal;
+BOOST_SPIRIT_DEFINE(kNumber)
+
+enum class Key : uint8_t {
+  kOb,
+  kFl,
+  kFi,
+  kFe,
+  kFn,
+  kCob,
+  kCfi,
+  kCfn,
+  kJfi,
+  kJfn,
+  kCalls,
+  kJump,
+  kJcnd
+};
+
+const x3::symbols<Key> kKeys({
+    {"ob", Key::kOb},
+    {"fl", Key::kFl},
+    {"fi", Key::kFi},
+    {"fe", Key::kFe},
+    {"fn", Key::kFn},
+    {"cob", Key::kCob},
+    {"cfi", Key::kCfi},
+    {"cfl", Key::kCfi},
+    {"cfn", Key::kCfn},
+    {"jfi", Key::kJfi},
+    {"jfn", Key::kJfn},
+    {"calls", Key::kCalls},
+    {"jump", Key::kJump},
+    {"jcnd", Key::kJcnd},
+});
+const auto kKeyLine = kKeys >> '=';
+// Unknown header keys are kept, so accept the shapes old writers used ("timeframe (BB):").
+const auto kHeaderKey = x3::alpha >> *(x3::alnum | x3::char_("_ ()-")) >> ':';
+
+// --- small helpers ---------------------------------------------------------------------------
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+void SkipBlanks(const char** p, const char* end) {
+  while (*p != end && IsBlank(**p)) ++*p;
+}
+
+std::string_view TokenAt(const char* p, const char* end) {
+  const char* q = p;
+  while (q != end && !IsBlank(*q)) ++q;
+  return std::string_view(p, static_cast<size_t>(q - p));
+}
+
+/// "'text'" for messages, shortened so a binary line does not flood the terminal.
+std::string Quote(std::string_view text) {
+  constexpr size_t kMax = 60;
+  std::string out = "'";
+  if (text.size() > kMax) {
+    out.append(text.substr(0, kMax));
+    out += "...";
+  } else {
+    out.append(text);
+  }
+  out += '\'';
+  return out;
+}
+
+/// Parses one whole number token at *p (decimal or 0x hex); false if it is not one.
+bool ReadNumber(const char** p, const char* end, uint64_t* value) {
+  const char* it = *p;
+  if (!x3::parse(it, end, kNumber, *value)) return false;
+  if (it != end && !IsBlank(*it)) return false;
+  *p = it;
+  return true;
+}
+
+enum NameSpace { kObjects = 0, kFiles = 1, kFunctions = 2 };
+const char* const kSpaceNoun[] = {"object", "file", "function"};
+
+/// Maps compressed ids of one name space to names. Small ids use a vector; ids far beyond
+/// what has been defined go to a hash map so a hostile "(4000000000)" costs no memory.
+class IdTable {
+ public:
+  const Name* Lookup(uint64_t id) const {
+    if (id < dense_.size()) return dense_[id].id != 0 ? &dense_[id] : nullptr;
+    auto it = sparse_.find(id);
+    return it == sparse_.end() ? nullptr : &it->second;
+  }
+  void Define(uint64_t id, Name name) {
+    if (id < dense_.size() || id < 2 * defined_ + 65536) {
+      if (id >= dense_.size()) dense_.resize(id + id / 2 + 16);
+      dense_[id] = name;
+    } else {
+      sparse_[id] = name;
+    }
+    ++defined_;
+  }
+
+ private:
+  std::vector<Name> dense_;
+  std::unordered_map<uint64_t, Name> sparse_;
+  uint64_t defined_ = 0;
+};
+
+// --- the reader ------------------------------------------------------------------------------
+
+class Reader {
+ public:
+  Reader(ByteSource& in, ProfileSink& sink, const CallgrindReaderOptions& options)
+      : lines_(&in), sink_(sink), options_(options) {}
+
+  void Run();
+
+ private:
+  [[noreturn]] void Fail(std::string_view what) const {
+    ThrowAtLine(lines_.display_name(), lines_.line_no(), what);
+  }
+  [[noreturn]] void Expected(std::string_view expected, std::string_view got) const {
+    std::string what = "expected ";
+    what.append(expected);
+    what += ", got ";
+    what.append(got);
+    Fail(what);
+  }
+
+  /// Next line that is neither blank nor a comment; false at end of input.
+  bool NextContentLine(std::string_view* line);
+  void HandleLine(std::string_view line);
+  void HandleHeader(std::string_view key, std::string_view value);
+  void HandleKeyLine(Key key, std::string_view line, std::string_view value);
+  void HandleCalls(std::string_view line, std::string_view value);
+  void HandleJump(Key key, std::string_view line, std::string_view value);
+  void HandleCost(std::string_view line);
+
+  void ParseEvents(std::string_view value);
+  void ParsePositions(std::string_view value);
+  Name ParseName(NameSpace space, std::string_view value);
+  Name Intern(std::string_view text);
+
+  /// Parses one subposition token at *p (absolute, +N, -N or *) relative to `base`.
+  uint64_t ReadSubposition(const char** p, const char* end, uint64_t base);
+  /// Parses the position columns at *p into `pos`, relative to last_ (which is not updated). `what`
+  /// names the line kind for messages.
+  void ReadPositions(const char** p, const char* end, Position* pos, std::string_view what);
+  /// Parses the costs after the positions into costs_ (missing ones are 0).
+  void ReadCosts(const char* p, const char* end);
+  /// Parses a whole position line that follows calls=/jump=; updates last_.
+  void ReadFollowingLine(std::string_view after, Position* pos, bool with_costs);
+
+  void EnterBody(std::string_view line);
+  void RequireFunction(std::string_view line) {
+    if (!has_function_) Expected("fn= before the first cost or call line", Quote(line));
+  }
+  void StartNewPart();
+  void EndPart();
+  void ResetPartState();
+
+  LineReader lines_;
+  ProfileSink& sink_;
+  CallgrindReaderOptions options_;
+
+  // Names: interned once; Name::text views point into names_, whose strings never move.
+  std::deque<std::string> names_;
+  std::unordered_map<std::string_view, uint32_t> name_ids_;
+  IdTable ids_[3];
+
+  // Part layout.
+  int part_index_ = 0;
+  bool in_body_ = false;
+  bool saw_marker_ = false;
+  bool saw_anything_ = false;
+  PositionLayout positions_;
+  std::vector<std::string> event_names_;
+  std::vector<std::string_view> event_views_;
+
+  // Current context (ob=, fl=, fi=/fe=, fn=) and pending call/jump targets.
+  Name object_, file_, source_file_, function_;
+  bool has_function_ = false;
+  Name call_object_, call_file_, call_function_;
+  bool has_call_object_ = false, has_call_file_ = false, has_call_function_ = false;
+  Name jump_file_, jump_function_;
+  bool has_jump_file_ = false, has_jump_function_ = false;
+  Position last_;
+
+  // Scratch reused by every cost line so the hot path does not allocate.
+  std::vector<uint64_t> costs_;
+};
+
+void Reader::Run() {
+  sink_.OnPartBegin(0);
+  std::string_view line;
+  while (lines_.ReadLine(&line)) HandleLine(line);
+  if (!saw_anything_)
+    ThrowForFile(lines_.display_name(), "expected a Callgrind profile, got an empty file");
+  if (!in_body_) {
+    if (event_names_.empty()) Expected("an events: header line", "end of file");
+    if (options_.require_callgrind_marker && !saw_marker_)
+      Expected(
+          "a Callgrind header (# callgrind format, version:, creator:, positions: or summary:)",
+          "end of file");
+  }
+  EndPart();
+}
+
+bool Reader::NextContentLine(std::string_view* line) {
+  while (lines_.ReadLine(line)) {
+    const char* p = line->data();
+    const char* end = p + line->size();
+    SkipBlanks(&p, end);
+    if (p != end && *p != '#') return true;
+  }
+  return false;
+}
+
+void Reader::HandleLine(std::string_view line) {
+  if (line.empty()) return;
+  char c = line[0];
+  if (IsBlank(c)) {
+    const char* p = line.data();
+    const char* end = p + line.size();
+    SkipBlanks(&p, end);
+    if (p == end) return;
+    line = std::string_view(p, static_cast<size_t>(end - p));  // tolerate indentation
+    c = line[0];
+  }
+  if (c == '#') {
+    if (!in_body_ && line.starts_with("# callgrind format")) saw_marker_ = true;
+    return;
+  }
+  saw_anything_ = true;
+  if (IsDigit(c) || c == '+' || c == '-' || c == '*') {
+    HandleCost(line);
+    return;
+  }
+  auto it = line.begin();
+  Key key;
+  if (x3::parse(it, line.end(), kKeyLine, key)) {
+    HandleKeyLine(key, line, line.substr(static_cast<size_t>(it - line.begin())));
+    return;
+  }
+  it = line.begin();
+  if (x3::parse(it, line.end(), kHeaderKey)) {
+    size_t colon = static_cast<size_t>(it - line.begin()) - 1;
+    std::string_view header_key = line.substr(0, colon);
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && IsBlank(value.front())) value.remove_prefix(1);
+    while (!value.empty() && IsBlank(value.back())) value.remove_suffix(1);
+    HandleHeader(header_key, value);
+    return;
+  }
+  Expected("a header line (key: value), a name line (fn=...), calls=, jump=, jcnd= or a cost line",
+           Quote(line));
+}
+
+void Reader::HandleHeader(std::string_view key, std::string_view value) {
+  if (in_body_) {
+    if (key == "totals" || key == "summary") {
+      sink_.OnHeader(key, value);
+      return;
+    }
+    StartNewPart();
+  }
+  if (key == "events") {
+    ParseEvents(value);
+  } else if (key == "positions") {
+    ParsePositions(value);
+    saw_marker_ = true;
+  } else if (key == "version") {
+    const char* p = value.data();
+    uint64_t major = 0;
+    const char* end = p + value.size();
+    if (!x3::parse(p, end, kDecimal, major) || major > 1)
+      Expected("version: 1 (or 0)", Quote(value));
+    saw_marker_ = true;
+  } else if (key == "creator" || key == "pid" || key == "thread" || key == "part" ||
+             key == "event" || key == "summary") {
+    // Cachegrind writes only desc:, cmd:, events: before its data and summary: after it.
+    saw_marker_ = true;
+  }
+  sink_.OnHeader(key, value);
+}
+
+void Reader::ParseEvents(std::string_view value) {
+  event_names_.clear();
+  const char* p = value.data();
+  const char* end = p + value.size();
+  for (;;) {
+    SkipBlanks(&p, end);
+    if (p == end) break;
+    std::string_view name = TokenAt(p, end);
+    event_names_.emplace_back(name);
+    p += name.size();
+  }
+  if (event_names_.empty()) Expected("at least one event name after events:", "none");
+  event_views_.assign(event_names_.begin(), event_names_.end());
+  costs_.assign(event_names_.size(), 0);
+}
+
+void Reader::ParsePositions(std::string_view value) {
+  PositionLayout layout;
+  layout.count = 0;
+  const char* p = value.data();
+  const char* end = p + value.size();
+  for (;;) {
+    SkipBlanks(&p, end);
+    if (p == end) break;
+    std::string_view name = TokenAt(p, end);
+    p += name.size();
+    if (layout.count == kMaxPositionColumns)
+      Expected("at most 3 position names after positions:", Quote(value));
+    PositionKind kind = name == "line"    ? PositionKind::kLine
+                        : name == "instr" ? PositionKind::kInstr
+                        : name == "bb"    ? PositionKind::kBb
+                                          : PositionKind::kOther;
+    layout.kinds[layout.count++] = kind;
+  }
+  if (layout.count == 0) Expected("a position name (instr, bb, line) after positions:", "none");
+  positions_ = layout;
+}
+
+Name Reader::Intern(std::string_view text) {
+  auto it = name_ids_.find(text);
+  if (it != name_ids_.end()) return Name{it->second, it->first};
+  const std::string& stored = names_.emplace_back(text);
+  uint32_t id = static_cast<uint32_t>(names_.size());
+  name_ids_.emplace(std::string_view(stored), id);
+  return Name{id, stored};
+}
+
+Name Reader::ParseName(NameSpace space, std::string_view value) {
+  size_t i = 0;
+  while (i < value.size() && IsBlank(value[i])) ++i;
+  value.remove_prefix(i);
+  // "(" digit starts a compressed name; real names never start that way (cl-format.xml).
+  if (value.size() < 2 || value[0] != '(' || !IsDigit(value[1])) return Intern(value);
+  const char* p = value.data() + 1;
+  const char* end = value.data() + value.size();
+  uint64_t id = 0;
+  if (!x3::parse(p, end, kDecimal, id) || p == end || *p != ')')
+    Expected("a name id like (12)", Quote(value));
+  ++p;
+  SkipBlanks(&p, end);
+  if (p == end) {
+    const Name* name = ids_[space].Lookup(id);
+    if (name != nullptr) return *name;
+    // callgrind-0.10.1 wrote references to object ids it never defined (gprof2dot's
+    // selinux.callgrind); callgrind_annotate reads them as an empty name, and so do we, with a
+    // counted warning. Strict mode refuses them.
+    std::string ref(value.substr(0, static_cast<size_t>(p - value.data())));
+    if (options_.diagnostics == nullptr || options_.strict_ids)
+      Expected(std::string("a ") + kSpaceNoun[space] + " id defined earlier", Quote(ref));
+    options_.diagnostics->Warn("callgrind: undefined name id",
+                               lines_.display_name() + ":" + std::to_string(lines_.line_no()) +
+                                   ": undefined " + kSpaceNoun[space] + " id " + ref +
+                                   ", read as an empty name");
+    return Intern("");
+  }
+  Name name = Intern(std::string_view(p, static_cast<size_t>(end - p)));
+  ids_[space].Define(id, name);
+  return name;
+}
+
+void Reader::EnterBody(std::string_view line) {
+  if (in_body_) return;
+  if (options_.require_callgrind_marker && !saw_marker_) {
+    Expected(
+        "a Callgrind header (# callgrind format, version:, creator:, positions: or summary:) "
+        "before the first record",
+        Quote(line) + " (Cachegrind output is not a Callgrind profile)");
+  }
+  if (event_names_.empty()) Expected("an events: header line before the first record", Quote(line));
+  in_body_ = true;
+  sink_.OnLayout(PartLayout{positions_, event_views_});
+}
+
+void Reader::HandleKeyLine(Key key, std::string_view line, std::string_view value) {
+  EnterBody(line);
+  switch (key) {
+    case Key::kOb:
+      object_ = ParseName(kObjects, value);
+      return;
+    case Key::kFl:
+      file_ = source_file_ = ParseName(kFiles, value);
+      return;
+    case Key::kFi:
+    case Key::kFe:
+      source_file_ = ParseName(kFiles, value);
+      return;
+    case Key::kFn:
+      function_ = ParseName(kFunctions, value);
+      file_ = source_file_;
+      has_function_ = true;
+      has_call_object_ = has_call_file_ = has_call_function_ = false;
+      has_jump_file_ = has_jump_function_ = false;
+      sink_.OnFunction(FunctionContext{object_, file_, function_});
+      return;
+    case Key::kCob:
+      call_object_ = ParseName(kObjects, value);
+      has_call_object_ = true;
+      return;
+    case Key::kCfi:
+      call_file_ = ParseName(kFiles, value);
+      has_call_file_ = true;
+      return;
+    case Key::kCfn:
+      call_function_ = ParseName(kFunctions, value);
+      has_call_function_ = true;
+      return;
+    case Key::kJfi:
+      jump_file_ = ParseName(kFiles, value);
+      has_jump_file_ = true;
+      return;
+    case Key::kJfn:
+      jump_function_ = ParseName(kFunctions, value);
+      has_jump_function_ = true;
+      return;
+    case Key::kCalls:
+      HandleCalls(line, value);
+      return;
+    case Key::kJump:
+    case Key::kJcnd:
+      HandleJump(key, line, value);
+      return;
+  }
+}
+
+uint64_t Reader::ReadSubposition(const char** p, const char* end, uint64_t base) {
+  const char* tok = *p;
+  char c = *tok;
+  uint64_t value = 0;
+  if (c == '*') {
+    ++*p;
+    if (*p != end && !IsBlank(**p))
+      Expected("a position (number, +N, -N or *)", Quote(TokenAt(tok, end)));
+    return base;
+  }
+  if (c == '+' || c == '-') {
+    ++*p;
+    uint64_t diff = 0;
+    if (!ReadNumber(p, end, &diff))
+      Expected("a position (number, +N, -N or *)", Quote(TokenAt(tok, end)));
+    if (c == '+') {
+      value = base + diff;
+      if (value < base) Expected("a position below 2^64", Quote(TokenAt(tok, end)));
+      return value;
+    }
+    if (diff > base) {
+      Expected("a relative position that stays >= 0",
+               Quote(TokenAt(tok, end)) + " after " + std::to_string(base));
+    }
+    return base - diff;
+  }
+  if (!ReadNumber(p, end, &value))
+    Expected("a position (number, +N, -N or *)", Quote(TokenAt(tok, end)));
+  return value;
+}
+
+void Reader::ReadPositions(const char** p, const char* end, Position* pos, std::string_view what) {
+  for (int col = 0; col < positions_.count; ++col) {
+    SkipBlanks(p, end);
+    if (*p == end) {
+      Expected(std::string(what) + " with " + std::to_string(positions_.count) +
+                   " position column" + (positions_.count > 1 ? "s" : ""),
+               std::to_string(col));
+    }
+    pos->values[col] = ReadSubposition(p, end, last_.values[col]);
+  }
+}
+
+void Reader::ReadCosts(const char* p, const char* end) {
+  size_t n = costs_.size();
+  size_t i = 0;
+  for (;;) {
+    SkipBlanks(&p, end);
+    if (p == end) break;
+    const char* tok = p;
+    if (i == n) {
+      Expected("at most " + std::to_string(n) + " cost" + (n > 1 ? "s" : "") + " (one per event)",
+               "another one, " + Quote(TokenAt(tok, end)));
+    }
+    if (!ReadNumber(&p, end, &costs_[i])) {
+      Expected("a cost (a decimal or 0x hex number)", Quote(TokenAt(tok, end)));
+    }
+    ++i;
+  }
+  for (; i < n; ++i) costs_[i] = 0;
+}
+
+void Reader::HandleCost(std::string_view line) {
+  EnterBody(line);
+  RequireFunction(line);
+  const char* p = line.data();
+  const char* end = p + line.size();
+  CostRecord record;
+  ReadPositions(&p, end, &record.position, "a cost line");
+  ReadCosts(p, end);
+  last_ = record.position;
+  record.source_file = source_file_;
+  record.costs = costs_;
+  sink_.OnCost(record);
+}
+
+void Reader::ReadFollowingLine(std::string_view after, Position* pos, bool with_costs) {
+  std::string_view line;
+  std::string what = with_costs ? "the call's cost line (position and inclusive costs) after "
+                                : "the jump's source position line after ";
+  what.append(after);
+  if (!NextContentLine(&line)) {
+    ThrowAtLine(lines_.display_name(), lines_.line_no() + 1,
+                "expected " + what + ", got end of file");
+  }
+  const char* p = line.data();
+  const char* end = p + line.size();
+  SkipBlanks(&p, end);
+  char c = *p;
+  if (!IsDigit(c) && c != '+' && c != '-' && c != '*') Expected(what, Quote(line));
+  ReadPositions(&p, end, pos, what);
+  if (with_costs) {
+    ReadCosts(p, end);
+  } else {
+    SkipBlanks(&p, end);
+    if (p != end) Expected("only a position on the line after " + std::string(after), Quote(line));
+  }
+  last_ = *pos;
+}
+
+void Reader::HandleCalls(std::string_view line, std::string_view value) {
+  RequireFunction(line);
+  if (!has_call_function_) Expected("cfn= before calls=", Quote(line));
+  const char* p = value.data();
+  const char* end = p + value.size();
+  SkipBlanks(&p, end);
+  CallRecord call;
+  const char* tok = p;
+  if (!ReadNumber(&p, end, &call.count))
+    Expected("a call count after calls=", Quote(TokenAt(tok, end)));
+  // The target may give fewer columns than the layout (old writers give only the line); the
+  // rest stay 0.
+  for (int col = 0; col < positions_.count; ++col) {
+    SkipBlanks(&p, end);
+    if (p == end) {
+      if (col == 0) Expected("a target position after the call count", "end of line");
+      break;
+    }
+    call.target.values[col] = ReadSubposition(&p, end, last_.values[col]);
+  }
+  SkipBlanks(&p, end);
+  if (p != end) Expected("end of line after the call target", Quote(TokenAt(p, end)));
+  call.target_object = has_call_object_ ? call_object_ : object_;
+  call.target_file = has_call_file_ ? call_file_ : source_file_;
+  call.target_function = call_function_;
+  ReadFollowingLine("calls=", &call.source, true);
+  call.source_file = source_file_;
+  call.inclusive = costs_;
+  has_call_object_ = has_call_file_ = has_call_function_ = false;
+  sink_.OnCall(call);
+}
+
+void Reader::HandleJump(Key key, std::string_view line, std::string_view value) {
+  RequireFunction(line);
+  const char* p = value.data();
+  const char* end = p + value.size();
+  SkipBlanks(&p, end);
+  JumpRecord jump;
+  jump.conditional = key == Key::kJcnd;
+  const char* tok = p;
+  uint64_t first = 0;
+  const char* it = p;
+  if (!x3::parse(it, end, kNumber, first))
+    Expected(jump.conditional ? "a count after jcnd=" : "a count after jump=",
+             Quote(TokenAt(tok, end)));
+  p = it;
+  if (!jump.conditional) {
+    if (p != end && !IsBlank(*p)) Expected("a count after jump=", Quote(TokenAt(tok, end)));
+    jump.followed = jump.executed = first;
+  } else if (p != end && *p == '/') {
+    ++p;  // Callgrind: jcnd=FOLLOWED/EXECUTED
+    tok = p;
+    if (!ReadNumber(&p, end, &jump.executed))
+      Expected("an execution count after jcnd=N/", Quote(TokenAt(tok, end)));
+    jump.followed = first;
+  } else {
+    if (p != end && !IsBlank(*p)) Expected("a count after jcnd=", Quote(TokenAt(tok, end)));
+    SkipBlanks(&p, end);
+    tok = p;
+    if (!ReadNumber(&p, end, &jump.followed))  // spec grammar: jcnd=EXECUTED FOLLOWED
+      Expected("a jump count after jcnd=EXECUTED", Quote(TokenAt(tok, end)));
+    jump.executed = first;
+  }
+  ReadPositions(&p, end, &jump.target, "a jump target");
+  SkipBlanks(&p, end);
+  if (p != end) Expected("end of line after the jump target", Quote(TokenAt(p, end)));
+  jump.target_file = has_jump_file_ ? jump_file_ : source_file_;
+  jump.target_function = has_jump_function_ ? jump_function_ : function_;
+  ReadFollowingLine(jump.conditional ? "jcnd=" : "jump=", &jump.source, false);
+  jump.source_file = source_file_;
+  has_jump_file_ = has_jump_function_ = false;
+  sink_.OnJump(jump);
+}
+
+void Reader::ResetPartState() {
+  in_body_ = false;
+  object_ = file_ = source_file_ = function_ = Name{};
+  has_function_ = false;
+  has_call_object_ = has_call_file_ = has_call_function_ = false;
+  has_jump_file_ = has_jump_function_ = false;
+  last_ = Position{};
+}
+
+void Reader::EndPart() {
+  if (!in_body_ && !event_names_.empty()) sink_.OnLayout(PartLayout{positions_, event_views_});
+  sink_.OnPartEnd();
+}
+
+void Reader::StartNewPart() {
+  EndPart();
+  ResetPartState();
+  sink_.OnPartBegin(++part_index_);
+}
+
+}  // namespace
+
+void ReadCallgrind(ByteSource& in, ProfileSink& sink, const CallgrindReaderOptions& options) {
+  Reader reader(in, sink, options);
+  reader.Run();
+}
+
+}  // namespace cg_inject

@@ -1,0 +1,353 @@
+#include "callgrind/callgrind_reader.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "cg_inject/error.h"
+#include "cg_inject/io.h"
+#include "cg_inject/profile.h"
+
+namespace cg_inject {
+namespace {
+
+std::string Join(std::span<const uint64_t> values) {
+  std::string out;
+  for (uint64_t v : values) out += " " + std::to_string(v);
+  return out;
+}
+
+/// Renders every record as one line of text, so tests state the expected records literally.
+class RecordingSink : public ProfileSink {
+ public:
+  std::string text;
+
+  void OnPartBegin(int part_index) override { text += "part " + std::to_string(part_index) + "\n"; }
+  void OnHeader(std::string_view key, std::string_view value) override {
+    text += "header " + std::string(key) + "=" + std::string(value) + "\n";
+  }
+  void OnLayout(const PartLayout& layout) override {
+    layout_ = layout.positions;
+    text += "layout";
+    for (int i = 0; i < layout.positions.count; ++i) {
+      static const char* const kNames[] = {"line", "instr", "bb", "other"};
+      text += std::string(" ") + kNames[static_cast<int>(layout.positions.kinds[i])];
+    }
+    text += " |";
+    for (std::string_view e : layout.events) text += " " + std::string(e);
+    text += "\n";
+  }
+  void OnFunction(const FunctionContext& f) override {
+    text += "fn " + Name3(f.object, f.file, f.function) + "\n";
+  }
+  void OnCost(const CostRecord& c) override {
+    text += "cost " + Pos(c.position) + " [" + std::string(c.source_file.text) + "]" +
+            Join(c.costs) + "\n";
+  }
+  void OnCall(const CallRecord& c) override {
+    text += "call " + std::to_string(c.count) + " -> " +
+            Name3(c.target_object, c.target_file, c.target_function) + " @" + Pos(c.target) +
+            " from " + Pos(c.source) + " [" + std::string(c.source_file.text) + "]" +
+            Join(c.inclusive) + "\n";
+  }
+  void OnJump(const JumpRecord& j) override {
+    text += std::string(j.conditional ? "jcnd " : "jump ") + std::to_string(j.followed) + "/" +
+            std::to_string(j.executed) + " -> " + std::string(j.target_file.text) + "|" +
+            std::string(j.target_function.text) + " @" + Pos(j.target) + " from " + Pos(j.source) +
+            " [" + std::string(j.source_file.text) + "]\n";
+  }
+  void OnPartEnd() override { text += "end\n"; }
+
+ private:
+  static std::string Name3(const Name& ob, const Name& fl, const Name& fn) {
+    return std::string(ob.text) + "|" + std::string(fl.text) + "|" + std::string(fn.text);
+  }
+  std::string Pos(const Position& p) const {
+    std::string out;
+    for (int i = 0; i < layout_.count; ++i) {
+      if (i > 0) out += ",";
+      out += std::to_string(p.values[i]);
+    }
+    return out;
+  }
+  PositionLayout layout_;
+};
+
+std::string Parse(std::string_view text) {
+  auto in = OpenMemoryInput(text, "t.cg");
+  RecordingSink sink;
+  ReadCallgrind(*in, sink);
+  return sink.text;
+}
+
+std::string ErrorOf(std::string_view text) {
+  auto in = OpenMemoryInput(text, "t.cg");
+  RecordingSink sink;
+  try {
+    ReadCallgrind(*in, sink);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+constexpr std::string_view kHead = "# callgrind format\nevents: Ir\n";
+
+TEST(CallgrindReaderTest, SpecExample) {
+  EXPECT_EQ(Parse("# callgrind format\n"
+                  "events: Cycles Instructions Flops\n"
+                  "fl=file.f\n"
+                  "fn=main\n"
+                  "15 90 14 2\n"
+                  "16 20 12\n"),
+            "part 0\n"
+            "header events=Cycles Instructions Flops\n"
+            "layout line | Cycles Instructions Flops\n"
+            "fn |file.f|main\n"
+            "cost 15 [file.f] 90 14 2\n"
+            "cost 16 [file.f] 20 12 0\n"
+            "end\n");
+}
+
+TEST(CallgrindReaderTest, HeaderLinesAreKeptVerbatimAndTrimmed) {
+  EXPECT_EQ(Parse("version: 1\ncreator: callgrind-3.19.0\npid: 42\ncmd:  ./a.out  x \n"
+                  "part: 1\n\ndesc: I1 cache: \nevent: Ir : Instruction Fetches\n"
+                  "thread: 2\ntimeframe (BB): what ever\npositions: line\nevents: Ir\n"
+                  "summary: 7\nfn=f\n1 7\ntotals: 7\n"),
+            "part 0\nheader version=1\nheader creator=callgrind-3.19.0\nheader pid=42\n"
+            "header cmd=./a.out  x\nheader part=1\nheader desc=I1 cache:\n"
+            "header event=Ir : Instruction Fetches\nheader thread=2\n"
+            "header timeframe (BB)=what ever\nheader positions=line\nheader events=Ir\n"
+            "header summary=7\nlayout line | Ir\nfn ||f\ncost 1 [] 7\nheader totals=7\nend\n");
+}
+
+TEST(CallgrindReaderTest, PositionsInGivenOrder) {
+  EXPECT_EQ(Parse("# callgrind format\npositions: instr line\nevents: Ir\nfn=f\n0x10 3 1\n"),
+            "part 0\nheader positions=instr line\nheader events=Ir\nlayout instr line | Ir\n"
+            "fn ||f\ncost 16,3 [] 1\nend\n");
+  EXPECT_EQ(Parse("# callgrind format\npositions: line instr bb\nevents: Ir\nfn=f\n3 0x10 0x8 1\n"),
+            "part 0\nheader positions=line instr bb\nheader events=Ir\n"
+            "layout line instr bb | Ir\nfn ||f\ncost 3,16,8 [] 1\nend\n");
+  // qt-creator's tests name a column memAddr; it is kept as an opaque column.
+  EXPECT_EQ(Parse("# callgrind format\npositions: line memAddr\nevents: Ir\nfn=f\n1 0x04 5\n"),
+            "part 0\nheader positions=line memAddr\nheader events=Ir\n"
+            "layout line other | Ir\nfn ||f\ncost 1,4 [] 5\nend\n");
+}
+
+TEST(CallgrindReaderTest, SubpositionCompressionInEveryColumn) {
+  EXPECT_EQ(Parse("# callgrind format\npositions: instr line\nevents: ticks\nfn=func\n"
+                  "0x80001234 90 1\n+3 * 5\n+1 +1 6\n-4 -11 7\n* * 8\n+0x10 +0 9\n"),
+            "part 0\nheader positions=instr line\nheader events=ticks\n"
+            "layout instr line | ticks\nfn ||func\n"
+            "cost 2147488308,90 [] 1\ncost 2147488311,90 [] 5\ncost 2147488312,91 [] 6\n"
+            "cost 2147488308,80 [] 7\ncost 2147488308,80 [] 8\ncost 2147488324,80 [] 9\nend\n");
+}
+
+TEST(CallgrindReaderTest, ShortCostLinesArePaddedAndCostsAre64Bit) {
+  EXPECT_EQ(Parse("# callgrind format\nevents: A B C\nfn=f\n1 18446744073709551615 0x10\n2\n"
+                  "3 1 2 3   \n4\t5\t6\n"),
+            "part 0\nheader events=A B C\nlayout line | A B C\nfn ||f\n"
+            "cost 1 [] 18446744073709551615 16 0\ncost 2 [] 0 0 0\ncost 3 [] 1 2 3\n"
+            "cost 4 [] 5 6 0\nend\n");
+}
+
+TEST(CallgrindReaderTest, NameCompressionSharesIdsPerSpace) {
+  EXPECT_EQ(Parse("# callgrind format\nevents: Ir\n"
+                  "ob=(1) /lib/x.so\nfl=(1) a.c\nfn=(1) main\n1 1\n"
+                  "cob=(1)\ncfi=(2) b.c\ncfn=(2) helper\ncalls=2 5\n1 10\n"
+                  "fl=(2)\nfn=(2)\n5 10\n"
+                  "jfi=(1)\njfn=(1)\njump=1 7\n5\n"
+                  "fi=(1)\n6 1\nfe=(2)\n7 1\n"
+                  "fn=(3)name with (parens)\n8 1\n"),
+            "part 0\nheader events=Ir\nlayout line | Ir\n"
+            "fn /lib/x.so|a.c|main\ncost 1 [a.c] 1\n"
+            "call 2 -> /lib/x.so|b.c|helper @5 from 1 [a.c] 10\n"
+            "fn /lib/x.so|b.c|helper\ncost 5 [b.c] 10\n"
+            "jump 1/1 -> a.c|main @7 from 5 [b.c]\n"
+            "cost 6 [a.c] 1\ncost 7 [b.c] 1\n"
+            "fn /lib/x.so|b.c|name with (parens)\ncost 8 [b.c] 1\nend\n");
+}
+
+TEST(CallgrindReaderTest, NamesAreVerbatim) {
+  EXPECT_EQ(Parse("# callgrind format\nevents: Ir\n"
+                  "fn=(1) _dl_catch_error'2\n1 1\n"
+                  "fn=(2) puts [PLT]\n1 1\n"
+                  "fn=<method 'read' of 'file' objects>\n1 1\n"
+                  "fn=  std::map<int, \"x\">::operator[](int const&) \n1 1\n"
+                  "fn=0x000038D7\n1 1\n"),
+            "part 0\nheader events=Ir\nlayout line | Ir\n"
+            "fn ||_dl_catch_error'2\ncost 1 [] 1\n"
+            "fn ||puts [PLT]\ncost 1 [] 1\n"
+            "fn ||<method 'read' of 'file' objects>\ncost 1 [] 1\n"
+            "fn ||std::map<int, \"x\">::operator[](int const&) \ncost 1 [] 1\n"
+            "fn ||0x000038D7\ncost 1 [] 1\nend\n");
+}
+
+TEST(CallgrindReaderTest, CallTargetsDefaultToCurrentObjectAndSourceFile) {
+  EXPECT_EQ(Parse("# callgrind format\nevents: Ir\nob=o1\nfl=a.c\nfn=f\n"
+                  "fi=inl.h\ncfn=g\ncalls=1 3\n4 9\n"
+                  "cob=o2\ncfl=b.c\ncfn=h\ncalls=1 5\n4 1\n"
+                  "cfn=g\ncalls=1 3\n4 2\n"),
+            "part 0\nheader events=Ir\nlayout line | Ir\nfn o1|a.c|f\n"
+            "call 1 -> o1|inl.h|g @3 from 4 [inl.h] 9\n"
+            "call 1 -> o2|b.c|h @5 from 4 [inl.h] 1\n"
+            "call 1 -> o1|inl.h|g @3 from 4 [inl.h] 2\nend\n");
+}
+
+TEST(CallgrindReaderTest, RelativeTargetsDoNotMoveTheBase) {
+  // The call target and jump target are relative to the last position line; the line after
+  // calls= and jump= is itself a position line.
+  EXPECT_EQ(Parse("# callgrind format\nevents: Ir\nfn=f\n10 1\ncfn=g\ncalls=1 +5\n* 2\n+1 3\n"
+                  "jump=4 -2\n+1\n+1 1\n"),
+            "part 0\nheader events=Ir\nlayout line | Ir\nfn ||f\ncost 10 [] 1\n"
+            "call 1 -> ||g @15 from 10 [] 2\ncost 11 [] 3\n"
+            "jump 4/4 -> |f @9 from 12 []\ncost 13 [] 1\nend\n");
+}
+
+TEST(CallgrindReaderTest, CallTargetMayOmitColumns) {
+  EXPECT_EQ(Parse("# callgrind format\npositions: instr line\nevents: Ir\nfn=f\n0x10 3 1\n"
+                  "cfn=g\ncalls=61 0xe0f0 +34 \n+4 +2 7\ncfn=g\ncalls=1 0x20\n* * 1\n"),
+            "part 0\nheader positions=instr line\nheader events=Ir\nlayout instr line | Ir\n"
+            "fn ||f\ncost 16,3 [] 1\ncall 61 -> ||g @57584,37 from 20,5 [] 7\n"
+            "call 1 -> ||g @32,0 from 20,5 [] 1\nend\n");
+}
+
+TEST(CallgrindReaderTest, ConditionalJumpsInBothForms) {
+  EXPECT_EQ(Parse("# callgrind format\npositions: instr line\nevents: Ir\nfn=f\n0x10 3 1\n"
+                  "jcnd=120/130 +18 +1\n* *\n"
+                  "jfi=other.c\njfn=g\njcnd=130 120 0x40 9\n+2 *\n"),
+            "part 0\nheader positions=instr line\nheader events=Ir\nlayout instr line | Ir\n"
+            "fn ||f\ncost 16,3 [] 1\njcnd 120/130 -> |f @34,4 from 16,3 []\n"
+            "jcnd 120/130 -> other.c|g @64,9 from 18,3 []\nend\n");
+}
+
+TEST(CallgrindReaderTest, CommentsBlankLinesCrlfAndNoFinalNewline) {
+  EXPECT_EQ(Parse("# callgrind format\r\n# a comment\r\n\r\nevents: Ir\r\n   \r\n"
+                  "fn=f\r\n# inside\r\n\t\r\n1 2\r\n  2 3"),
+            "part 0\nheader events=Ir\nlayout line | Ir\nfn ||f\ncost 1 [] 2\ncost 2 [] 3\nend\n");
+}
+
+TEST(CallgrindReaderTest, SeveralPartsKeepIds) {
+  EXPECT_EQ(Parse("# callgrind format\nversion: 1\npart: 1\nevents: Ir\nfn=(1) main\n1 5\n"
+                  "totals: 5\n\npart: 2\nevents: Ir Dr\nfn=(1)\n1 6 1\ntotals: 6 1\n"),
+            "part 0\nheader version=1\nheader part=1\nheader events=Ir\nlayout line | Ir\n"
+            "fn ||main\ncost 1 [] 5\nheader totals=5\nend\n"
+            "part 1\nheader part=2\nheader events=Ir Dr\nlayout line | Ir Dr\nfn ||main\n"
+            "cost 1 [] 6 1\nheader totals=6 1\nend\n");
+}
+
+TEST(CallgrindReaderTest, HeaderOnlyPart) {
+  EXPECT_EQ(Parse("version: 1\npart: 2\npositions: instr line\nevents: Ir Dr\nsummary: 0\n\n\n"
+                  "totals: 0\n"),
+            "part 0\nheader version=1\nheader part=2\nheader positions=instr line\n"
+            "header events=Ir Dr\nheader summary=0\nheader totals=0\nlayout instr line | Ir Dr\n"
+            "end\n");
+}
+
+TEST(CallgrindReaderTest, LsprofcalltreeStyle) {
+  // No marker but summary: in the header; fi= before fn= names the function's file.
+  EXPECT_EQ(Parse("events: Ticks\nsummary: 9\nfi=~\nfn=<built-in method x>\n0  586773\n\n"
+                  "fi=~\nfn=main\n0 1\ncfi=~\ncfn=<built-in method x>\ncalls=1 0\n0  7\n"),
+            "part 0\nheader events=Ticks\nheader summary=9\nlayout line | Ticks\n"
+            "fn |~|<built-in method x>\ncost 0 [~] 586773\nfn |~|main\ncost 0 [~] 1\n"
+            "call 1 -> |~|<built-in method x> @0 from 0 [~] 7\nend\n");
+}
+
+TEST(CallgrindReaderTest, EmptyCflIsAnEmptyName) {
+  EXPECT_EQ(Parse("# callgrind format\nevents: Ir\nfl=a.c\nfn=f\ncfl=\ncfn=g\ncalls=1 1\n1 1\n"),
+            "part 0\nheader events=Ir\nlayout line | Ir\nfn |a.c|f\n"
+            "call 1 -> ||g @1 from 1 [a.c] 1\nend\n");
+}
+
+// --- errors: the whole message, line number included -----------------------------------------
+
+TEST(CallgrindReaderErrorTest, CachegrindIsRefused) {
+  EXPECT_EQ(ErrorOf("desc: I1 cache: 32768 B\ncmd: ./a.out\nevents: Ir\n\nfl=a.c\nfn=main\n1 2\n"
+                    "summary: 2\n"),
+            "t.cg:5: expected a Callgrind header (# callgrind format, version:, creator:, "
+            "positions: or summary:) before the first record, got 'fl=a.c' (Cachegrind output "
+            "is not a Callgrind profile)");
+}
+
+TEST(CallgrindReaderErrorTest, EmptyAndHeaderless) {
+  EXPECT_EQ(ErrorOf(""), "t.cg: expected a Callgrind profile, got an empty file");
+  EXPECT_EQ(ErrorOf("\n# only a comment\n"),
+            "t.cg: expected a Callgrind profile, got an empty file");
+  EXPECT_EQ(ErrorOf("# callgrind format\nfn=main\n"),
+            "t.cg:2: expected an events: header line before the first record, got 'fn=main'");
+  EXPECT_EQ(ErrorOf("# callgrind format\nversion: 1\n"),
+            "t.cg:2: expected an events: header line, got end of file");
+  EXPECT_EQ(ErrorOf("version: 2\n"), "t.cg:1: expected version: 1 (or 0), got '2'");
+}
+
+TEST(CallgrindReaderErrorTest, BadCostLines) {
+  std::string head(kHead);
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 2 3\n"),
+            "t.cg:4: expected at most 1 cost (one per event), got another one, '3'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 x\n"),
+            "t.cg:4: expected a cost (a decimal or 0x hex number), got 'x'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 -5\n"),
+            "t.cg:4: expected a cost (a decimal or 0x hex number), got '-5'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 18446744073709551616\n"),
+            "t.cg:4: expected a cost (a decimal or 0x hex number), got '18446744073709551616'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\n5 1\n-6 1\n"),
+            "t.cg:5: expected a relative position that stays >= 0, got '-6' after 5");
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1x 1\n"),
+            "t.cg:4: expected a position (number, +N, -N or *), got '1x'");
+  EXPECT_EQ(ErrorOf(head + "1 1\n"),
+            "t.cg:3: expected fn= before the first cost or call line, got '1 1'");
+  EXPECT_EQ(ErrorOf("# callgrind format\npositions: instr line\nevents: Ir\nfn=f\n0x10\n"),
+            "t.cg:5: expected a cost line with 2 position columns, got 1");
+}
+
+TEST(CallgrindReaderErrorTest, BadNames) {
+  std::string head(kHead);
+  EXPECT_EQ(ErrorOf(head + "fn=(3)\n"),
+            "t.cg:3: expected a function id defined earlier, got '(3)'");
+  EXPECT_EQ(ErrorOf(head + "fl=(1) a.c\nfn=(1)\n"),
+            "t.cg:4: expected a function id defined earlier, got '(1)'");
+  EXPECT_EQ(ErrorOf(head + "ob=(2 x\n"), "t.cg:3: expected a name id like (12), got '(2 x'");
+  EXPECT_EQ(ErrorOf(head + "fx=a\n"),
+            "t.cg:3: expected a header line (key: value), a name line (fn=...), calls=, jump=, "
+            "jcnd= or a cost line, got 'fx=a'");
+  EXPECT_EQ(ErrorOf(head + "%%%\n"),
+            "t.cg:3: expected a header line (key: value), a name line (fn=...), calls=, jump=, "
+            "jcnd= or a cost line, got '%%%'");
+}
+
+TEST(CallgrindReaderErrorTest, BadCalls) {
+  std::string head(kHead);
+  EXPECT_EQ(ErrorOf(head + "fn=f\ncalls=1 2\n1 1\n"),
+            "t.cg:4: expected cfn= before calls=, got 'calls=1 2'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\ncfn=g\ncalls=1\n1 1\n"),
+            "t.cg:5: expected a target position after the call count, got end of line");
+  EXPECT_EQ(ErrorOf(head + "fn=f\ncfn=g\ncalls=x 1\n1 1\n"),
+            "t.cg:5: expected a call count after calls=, got 'x'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\ncfn=g\ncalls=1 2\n"),
+            "t.cg:6: expected the call's cost line (position and inclusive costs) after calls=, "
+            "got end of file");
+  EXPECT_EQ(ErrorOf(head + "fn=f\ncfn=g\ncalls=1 2\n# comment\nfn=h\n"),
+            "t.cg:7: expected the call's cost line (position and inclusive costs) after calls=, "
+            "got 'fn=h'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\ncfn=g\ncalls=1 2 3\n1 1\n"),
+            "t.cg:5: expected end of line after the call target, got '3'");
+}
+
+TEST(CallgrindReaderErrorTest, BadJumps) {
+  std::string head(kHead);
+  EXPECT_EQ(ErrorOf(head + "fn=f\njump=1 2\n1 5\n"),
+            "t.cg:5: expected only a position on the line after jump=, got '1 5'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\njcnd=1/x 2\n1\n"),
+            "t.cg:4: expected an execution count after jcnd=N/, got 'x'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\njcnd=5 2\n1\n"),
+            "t.cg:4: expected a jump target with 1 position column, got 0");
+}
+
+TEST(CallgrindReaderErrorTest, SpeedscopeRelativeCostsAreRefused) {
+  EXPECT_EQ(ErrorOf("# callgrind format\nevents: Instructions\nfl=file1.c\nfn=main\n16 20\n"
+                    "cfn=func2\ncalls=3 20\n* *\n"),
+            "t.cg:8: expected a cost (a decimal or 0x hex number), got '*'");
+}
+
+}  // namespace
+}  // namespace cg_inject

@@ -1,0 +1,86 @@
+// The Callgrind writer: the last ProfileSink of the pipeline, turning records back into text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cg_inject/profile.h"
+
+namespace cg_inject {
+
+class ByteSink;
+
+struct CallgrindWriterOptions {
+  /// Write `(id) name` on first use and `(id)` afterwards; false writes every name in full
+  /// (`--no-compress`).
+  bool compress_names = true;
+  /// Write +N/-N/* instead of an absolute position when that is shorter.
+  bool compress_positions = true;
+};
+
+/// Writes a valid Callgrind file to a ByteSink: `# callgrind format` first, header lines as
+/// received, then the body with ob=/fl=/fi=/fe=/cob=/cfi= only where the context changes and
+/// cfn= before every calls=. Buffers output in large blocks and hands everything to the sink by
+/// the end of each part; the caller finishes or commits the sink. A name that would read back as
+/// a compressed one ("(3) x") is written compressed even with compress_names off.
+class CallgrindWriter : public ProfileSink {
+ public:
+  explicit CallgrindWriter(ByteSink* out, CallgrindWriterOptions options = {});
+  ~CallgrindWriter() override;
+  CallgrindWriter(const CallgrindWriter&) = delete;
+  CallgrindWriter& operator=(const CallgrindWriter&) = delete;
+
+  void OnPartBegin(int part_index) override;
+  void OnHeader(std::string_view key, std::string_view value) override;
+  void OnLayout(const PartLayout& layout) override;
+  void OnFunction(const FunctionContext& function) override;
+  void OnCost(const CostRecord& cost) override;
+  void OnCall(const CallRecord& call) override;
+  void OnJump(const JumpRecord& jump) override;
+  void OnPartEnd() override;
+
+  /// Hands buffered text to the sink (done automatically at each part end).
+  void Flush();
+
+ private:
+  enum Space { kObjects = 0, kFiles = 1, kFunctions = 2 };
+
+  /// What the reader of our output currently believes; reset per part.
+  struct Current {
+    bool has_object = false, has_file = false;
+    std::string object, file, source_file, function;
+  };
+
+  /// Appends "tag=" plus the name, compressed when enabled.
+  void AppendName(std::string_view tag, Space space, std::string_view name);
+  /// Appends fi=/fe= when `file` differs from the file the reader has current.
+  void SwitchSourceFile(const Name& file);
+  /// Appends the position columns; `update` says whether the reader will take them as its new
+  /// base for relative positions (position lines do, call/jump targets do not).
+  void AppendPosition(const Position& pos, bool update);
+  void AppendCosts(std::span<const uint64_t> costs);
+  void AppendUnsigned(uint64_t value);
+  void AppendHex(uint64_t value);
+
+  ByteSink* out_;
+  CallgrindWriterOptions options_;
+  std::string buffer_;
+  bool wrote_anything_ = false;
+
+  // Compression ids by name text, per name space; they persist across parts like the reader's.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> ids_[3];
+
+  PositionLayout layout_;
+  Current current_;
+  Position last_;
+  bool has_last_ = false;  // false: the next position is written absolute
+};
+
+}  // namespace cg_inject
