@@ -1,0 +1,159 @@
+#include "callgrind/callgrind_writer.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "callgrind/callgrind_reader.h"
+#include "callgrind/profile_summary.h"
+#include "cg_inject/error.h"
+#include "cg_inject/io.h"
+
+namespace cg_inject {
+namespace {
+
+std::string Rewrite(std::string_view text, CallgrindWriterOptions options = {}) {
+  auto in = OpenMemoryInput(text, "in.cg");
+  StringSink out;
+  CallgrindWriter writer(&out, options);
+  ReadCallgrind(*in, writer);
+  return out.data();
+}
+
+ProfileSummary Summary(std::string_view text) {
+  auto in = OpenMemoryInput(text, "in.cg");
+  ProfileSummary summary;
+  ReadCallgrind(*in, summary);
+  return summary;
+}
+
+/// Reads `text`, writes it (with each option combination), reads the output again and expects
+/// the same records, digest included; returns the default-options output.
+std::string ExpectRoundTrip(std::string_view text) {
+  ProfileSummary original = Summary(text);
+  std::string written;
+  for (bool names : {true, false}) {
+    for (bool positions : {true, false}) {
+      std::string out = Rewrite(text, {.compress_names = names, .compress_positions = positions});
+      SCOPED_TRACE(out);
+      EXPECT_EQ(CompareSummaries(original, Summary(out)), "");
+      EXPECT_EQ(Rewrite(out, {.compress_names = names, .compress_positions = positions}), out);
+      if (names && positions) written = out;
+    }
+  }
+  return written;
+}
+
+TEST(CallgrindWriterTest, SpecExtendedExample) {
+  // From cl-format.xml; the output uses name compression and keeps the structure.
+  std::string out = ExpectRoundTrip(
+      "# callgrind format\nevents: Instructions\n\n"
+      "fl=file1.c\nfn=main\n16 20\ncfn=func1\ncalls=1 50\n16 400\n"
+      "cfi=file2.c\ncfn=func2\ncalls=3 20\n16 400\n\n"
+      "fn=func1\n51 100\ncfi=file2.c\ncfn=func2\ncalls=2 20\n51 300\n\n"
+      "fl=file2.c\nfn=func2\n20 700\n");
+  EXPECT_EQ(out,
+            "# callgrind format\nevents: Instructions\n\n"
+            "\nfl=(1) file1.c\nfn=(1) main\n16 20\ncfn=(2) func1\ncalls=1 50\n* 400\n"
+            "cfi=(2) file2.c\ncfn=(3) func2\ncalls=3 20\n* 400\n"
+            "\nfn=(2)\n51 100\ncfi=(2)\ncfn=(3)\ncalls=2 20\n* 300\n"
+            "\nfl=(2)\nfn=(3)\n20 700\n");
+}
+
+TEST(CallgrindWriterTest, NoCompression) {
+  EXPECT_EQ(Rewrite("# callgrind format\npositions: instr line\nevents: Ir\nob=(1) a.so\n"
+                    "fl=(1) a.c\nfn=(1) f\n0x10 3 1\n0x11 3 2\ncob=(2) b.so\ncfn=(2) g\n"
+                    "calls=1 0x20 9\n0x11 3 5\n",
+                    {.compress_names = false, .compress_positions = false}),
+            "# callgrind format\npositions: instr line\nevents: Ir\n\n"
+            "\nob=a.so\nfl=a.c\nfn=f\n0x10 3 1\n0x11 3 2\ncob=b.so\ncfn=g\ncalls=1 0x20 9\n"
+            "0x11 3 5\n");
+}
+
+TEST(CallgrindWriterTest, InlinedFilesUseFiAndFe) {
+  std::string out = ExpectRoundTrip(
+      "# callgrind format\nevents: Ir\nfl=a.c\nfn=f\n1 1\nfi=inl.h\n7 2\ncfn=g\ncalls=1 3\n7 4\n"
+      "fe=a.c\n2 1\nfn=h\n3 3\n");
+  EXPECT_EQ(out,
+            "# callgrind format\nevents: Ir\n\n\nfl=(1) a.c\nfn=(1) f\n1 1\nfi=(2) inl.h\n7 2\n"
+            "cfn=(2) g\ncalls=1 3\n* 4\nfe=(1)\n2 1\n\nfn=(3) h\n3 3\n");
+}
+
+TEST(CallgrindWriterTest, CallTargetsNeedCobAndCfiOnlyWhenTheyDiffer) {
+  std::string out = ExpectRoundTrip(
+      "# callgrind format\nevents: Ir\nob=o1\nfl=a.c\nfn=f\ncob=o1\ncfi=a.c\ncfn=g\ncalls=1 3\n"
+      "4 9\ncob=o2\ncfi=b.c\ncfn=h\ncalls=1 5\n4 1\n");
+  EXPECT_EQ(out,
+            "# callgrind format\nevents: Ir\n\n\nob=(1) o1\nfl=(1) a.c\nfn=(1) f\ncfn=(2) g\n"
+            "calls=1 3\n4 9\ncob=(2) o2\ncfi=(2) b.c\ncfn=(3) h\ncalls=1 5\n* 1\n");
+}
+
+TEST(CallgrindWriterTest, JumpsAndConditionalJumps) {
+  std::string out = ExpectRoundTrip(
+      "# callgrind format\npositions: instr line\nevents: Ir\nfl=a.c\nfn=f\n0x10 3 1\n"
+      "jcnd=120/130 +18 +1\n* *\njfi=b.c\njfn=g\njump=5 0x400 9\n+2 *\njcnd=7 3 0x10 3\n* *\n");
+  EXPECT_EQ(out,
+            "# callgrind format\npositions: instr line\nevents: Ir\n\n\nfl=(1) a.c\nfn=(1) f\n"
+            "0x10 3 1\njcnd=120/130 +18 4\n* *\njfi=(2) b.c\njfn=(2) g\njump=5 0x400 9\n+2 *\n"
+            "jcnd=3/7 -2 *\n* *\n");
+}
+
+TEST(CallgrindWriterTest, PartsHeadersAndTrailingTotals) {
+  std::string out = ExpectRoundTrip(
+      "# callgrind format\nversion: 1\ncreator: x\npart: 1\ndesc: I1 cache: \nevents: Ir\n"
+      "fn=(1) main\n1 5\ntotals: 5\n\npart: 2\nevents: Ir Dr\nfn=(1)\n1 6 1\ntotals: 6 1\n");
+  EXPECT_EQ(out,
+            "# callgrind format\nversion: 1\ncreator: x\npart: 1\ndesc: I1 cache:\nevents: Ir\n\n"
+            "\nfn=(1) main\n1 5\ntotals: 5\n"
+            "\npart: 2\nevents: Ir Dr\n\n\nfn=(1)\n1 6 1\ntotals: 6 1\n");
+}
+
+TEST(CallgrindWriterTest, TrailingZeroCostsAreLeftOut) {
+  // (A relative position is used only when strictly shorter: "+1" is not shorter than "2".)
+  EXPECT_EQ(Rewrite("# callgrind format\nevents: A B C\nfn=f\n1 5 0 0\n2 0 0 0\n3 0 7\n"),
+            "# callgrind format\nevents: A B C\n\n\nfn=(1) f\n1 5\n2 0\n3 0 7\n");
+  EXPECT_EQ(Rewrite("# callgrind format\nevents: A\nfn=f\n1000 5\n1001 0\n1001 2\n1000 1\n"),
+            "# callgrind format\nevents: A\n\n\nfn=(1) f\n1000 5\n+1 0\n* 2\n-1 1\n");
+}
+
+TEST(CallgrindWriterTest, OddNamesRoundTrip) {
+  ExpectRoundTrip(
+      "# callgrind format\nevents: Ir\nfl=\nfn=(7) (3) looks compressed\n1 1\n"
+      "fn=<method 'read' of 'file' objects>\n1 1\nfn=f'2\n1 1\nfn=puts [PLT]\n1 1\n"
+      "fn=trailing blank \n1 1\ncfl=\ncfn=\ncalls=1 1\n1 1\n");
+  // Without compression a name that looks compressed is still written compressed.
+  EXPECT_EQ(
+      Rewrite("# callgrind format\nevents: Ir\nfn=(7) (3) x\n1 1\n", {.compress_names = false}),
+      "# callgrind format\nevents: Ir\n\n\nfn=(1) (3) x\n1 1\n");
+}
+
+TEST(CallgrindWriterTest, UnknownPositionColumnsStayHex) {
+  std::string out = ExpectRoundTrip(
+      "# callgrind format\npositions: line memAddr\nevents: Ir\nfn=f\n1 0x04 1\n1 0x3 2\n"
+      "cfn=g\ncalls=1 1 0x04\n* 0x05 3\n");
+  EXPECT_EQ(out,
+            "# callgrind format\npositions: line memAddr\nevents: Ir\n\n\nfn=(1) f\n1 0x4 1\n"
+            "* 0x3 2\ncfn=(2) g\ncalls=1 * 0x4\n* 0x5 3\n");
+}
+
+TEST(CallgrindWriterTest, LargeOutputIsFlushedInBlocks) {
+  std::string text = "# callgrind format\npositions: instr\nevents: Ir\nfn=f\n";
+  for (int i = 0; i < 200000; ++i) text += "0x" + std::to_string(1000000 + i * 7) + " 3\n";
+  struct CountingSink : ByteSink {
+    size_t writes = 0, bytes = 0;
+    void Write(std::string_view b) override {
+      ++writes;
+      bytes += b.size();
+    }
+    void Finish() override {}
+  } sink;
+  auto in = OpenMemoryInput(text, "big");
+  CallgrindWriter writer(&sink);
+  ReadCallgrind(*in, writer);
+  EXPECT_GT(sink.bytes, 1000000u);
+  EXPECT_GE(sink.writes, 2u);
+  EXPECT_LE(sink.writes, sink.bytes / (1 << 20) + 2);
+}
+
+}  // namespace
+}  // namespace cg_inject
