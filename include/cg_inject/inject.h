@@ -28,6 +28,11 @@
 //   its entry resolved to. When several versions still fit, part number q (the `part:` header,
 //   else the part's index + 1) takes the q-th loaded version (the last one when there are fewer):
 //   with CALLGRIND_DUMP_STATS_AT dumps, later parts ran later code. Such choices are counted.
+// - Real-object code that a source also lists (Node's `Builtin:X` = ELF `Builtins_X`): a
+//   source never renames a function of a real object. An address is object code when a block of
+//   that object has a cost line there, or when it lies in the extent of an object whose addresses
+//   are absolute (ObjectExtents); a JIT block's cost there goes to the object's function (with a
+//   synthesized edge) or, when no block of it is known, stays where it was.
 // - Lines: with a line table, each JIT cost line gets the file/line of its address; otherwise the
 //   name-derived file and first line. An input with `instr` but no `line` column gets one.
 // - Invariants checked at the end of every part: per-event totals unchanged, every call target
@@ -60,6 +65,13 @@ class ObjectExtents {
   /// Whether `addr` lies in a loaded segment of `object` (the `ob=` text); nullopt when the object
   /// is unknown (then the symbol index alone decides).
   virtual std::optional<bool> Contains(std::string_view object, uint64_t addr) const = 0;
+  /// True when `object`'s addresses are its runtime addresses (an ET_EXEC executable such as
+  /// Node's /usr/bin/node): then an absolute address in a JIT block can be the object's own code
+  /// (V8's embedded builtins, which perf maps also list), and such code is never renamed.
+  virtual bool AddressesAreAbsolute(std::string_view object) const {
+    (void)object;
+    return false;
+  }
 };
 
 /// Architecture of the JIT code, for decoding instruction boundaries from code bytes.
@@ -101,6 +113,7 @@ struct InjectStats {
   uint64_t cost_moved = 0;
   int64_t edges_synthesized = 0;
   int64_t internal_transfers_dropped = 0;
+  int64_t object_code_lines = 0;      // JIT-block cost lines given to a real object's function
   int64_t reused_ranges = 0;          // from the index: overlapping versions of different functions
   int64_t reused_addresses_seen = 0;  // profile addresses with more than one candidate version
   int64_t ambiguous_choices = 0;      // addresses where several versions fit equally

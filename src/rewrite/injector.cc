@@ -1,6 +1,7 @@
 // Streaming half of the injector: ordinary blocks go straight downstream, JIT blocks and every
 // record that touches JIT code are aggregated per part (see part_rewriter.cc for what happens to
 // them at the end of the part). The rules are documented in include/cg_inject/inject.h.
+#include <algorithm>
 #include <charconv>
 
 #include "cg_inject/diagnostics.h"
@@ -62,6 +63,8 @@ void Injector::Impl::OnPartBegin(int part_index) {
   out_.clear();
   out_index_.clear();
   identity_cache_.clear();
+  object_code_.clear();
+  absolute_objects_.clear();
   mode_ = Mode::kNone;
   cur_ = -1;
   ++stats_.parts;
@@ -142,7 +145,7 @@ int Injector::Impl::BlockFor(const FunctionKey& key) {
     if (IsUnknownObject(names_.Text(key.object)) &&
         ParseJitFunctionName(names_.Text(key.function), &jit)) {
       ++stats_.jit_blocks;
-      if (index_.Lookup(jit.addr)) {
+      if (index_.Lookup(jit.addr) && !IsObjectCode(jit.addr)) {
         b.jit = true;
         b.entry = jit.addr;
         b.suffix = jit.suffix.empty() ? 0 : names_.Intern(jit.suffix).id;
@@ -179,9 +182,36 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
     mode_ = Mode::kJit;
     return;
   }
+  NoteObject(key.object);
   mode_ = Mode::kPass;
   pending_header_ = true;
   cur_deferred_ = false;
+}
+
+void Injector::Impl::NoteObject(uint32_t object) {
+  if (!extents_ || IsUnknownObject(names_.Text(object))) return;
+  auto [it, inserted] = object_is_absolute_.try_emplace(object, false);
+  if (inserted) it->second = extents_->AddressesAreAbsolute(names_.Text(object));
+  if (it->second && std::find(absolute_objects_.begin(), absolute_objects_.end(), object) ==
+                        absolute_objects_.end())
+    absolute_objects_.push_back(object);
+}
+
+bool Injector::Impl::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {
+  if (owner) *owner = nullptr;
+  if (!object_code_.empty()) {
+    if (const CodeVersion* v = index_.Lookup(addr)) {
+      if (auto it = object_code_.find(v); it != object_code_.end()) {
+        if (owner) *owner = &it->second;
+        return true;
+      }
+    }
+  }
+  for (uint32_t object : absolute_objects_) {
+    std::optional<bool> own = extents_->Contains(names_.Text(object), addr);
+    if (own && *own) return true;
+  }
+  return false;
 }
 
 bool Injector::Impl::IsJitAddress(uint32_t object, uint64_t addr) const {
@@ -191,14 +221,14 @@ bool Injector::Impl::IsJitAddress(uint32_t object, uint64_t addr) const {
     std::optional<bool> own = extents_->Contains(ob, addr);
     if (own && *own) return false;
   }
-  return index_.Lookup(addr) != nullptr;
+  return index_.Lookup(addr) != nullptr && !IsObjectCode(addr);
 }
 
 bool Injector::Impl::IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix) {
   if (!IsUnknownObject(names_.Text(key.object))) return false;
   JitName jit;
   if (!ParseJitFunctionName(names_.Text(key.function), &jit)) return false;
-  if (!index_.Lookup(jit.addr)) return false;
+  if (!index_.Lookup(jit.addr) || IsObjectCode(jit.addr)) return false;
   *addr = jit.addr;
   *suffix = jit.suffix.empty() ? 0 : names_.Intern(jit.suffix).id;
   return true;
@@ -238,10 +268,20 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
     b.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
     return;
   }
-  if (instr_col_ >= 0 && IsJitAddress(b.key.object, cost.position.values[size_t(instr_col_)])) {
-    b.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
-    cur_deferred_ = true;
-    return;
+  if (instr_col_ >= 0) {
+    uint64_t addr = cost.position.values[size_t(instr_col_)];
+    if (IsJitAddress(b.key.object, addr)) {
+      b.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
+      cur_deferred_ = true;
+      return;
+    }
+    // The object's own code at an address a source also lists (V8 builtins in /usr/bin/node):
+    // remember whose it is, so JIT blocks that ran it give the cost back to this function.
+    if (addr >= index_min_ && addr < index_max_ &&
+        std::find(absolute_objects_.begin(), absolute_objects_.end(), b.key.object) !=
+            absolute_objects_.end()) {
+      if (const CodeVersion* v = index_.Lookup(addr)) object_code_.try_emplace(v, b.key);
+    }
   }
   EmitPassHeader();
   CostRecord out{ConvertPlain(cost.position), file, cost.costs};

@@ -32,6 +32,8 @@ struct SynthEdge {
   bool entry_seen = false;
   uint64_t min_addr = UINT64_MAX;  // lowest moved address and its first-event count
   uint64_t min_count = 0;
+  Position min_pos;  // output position of the lowest moved address
+  uint32_t min_file = 0;
 };
 
 /// One function of the output part: a resolved JIT function, or an ordinary one that receives
@@ -40,6 +42,7 @@ struct OutFunction {
   FunctionKey key;  // output names
   bool jit = false;
   bool needed = false;             // emit it (has records or is a call target)
+  bool moved_in = false;           // an ordinary function that received cost from JIT blocks
   RecordAgg agg;                   // output positions and names
   std::map<int, SynthEdge> edges;  // by target OutFunction index; ordered for determinism
   bool has_kept = false;           // highest kept position, the fallback call site
@@ -86,6 +89,10 @@ class Injector::Impl {
   void EmitPassHeader();
   int BlockFor(const FunctionKey& key);
   bool IsJitAddress(uint32_t object, uint64_t addr) const;
+  /// Whether `addr` (absolute) is code of a real object (see the rules in inject.h); sets
+  /// `*owner` to the object's function when a block of it has a cost line there.
+  bool IsObjectCode(uint64_t addr, const FunctionKey** owner = nullptr) const;
+  void NoteObject(uint32_t object);
   bool IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix);
   Position ConvertPlain(const Position& in) const;
   Position Convert(const Position& in, uint32_t line) const;
@@ -134,6 +141,12 @@ class Injector::Impl {
   std::unordered_map<const CodeVersion*, std::vector<std::pair<uint32_t, int>>> identity_cache_;
   CostAccounting in_acc_, out_acc_;
   std::vector<uint64_t> scratch_addrs_;
+  // Real-object code that the index also lists: the source's version (its range) -> the object's
+  // function that has cost lines in it (objects with absolute addresses only), and the objects
+  // with absolute addresses seen in this part. Small: one entry per such version.
+  std::unordered_map<const CodeVersion*, FunctionKey> object_code_;
+  std::vector<uint32_t> absolute_objects_;
+  std::unordered_map<uint32_t, bool> object_is_absolute_;  // cache, whole run
 
   // Current block.
   Mode mode_ = Mode::kNone;

@@ -446,6 +446,51 @@ totals: 20
   EXPECT_EQ(out_.Find("jit.map|???|g"), nullptr);
 }
 
+class NodeExtents : public ObjectExtents {
+ public:
+  std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
+    if (object != "/usr/bin/node") return std::nullopt;
+    return addr >= 0x400000 && addr < 0x3000000;
+  }
+  bool AddressesAreAbsolute(std::string_view object) const override {
+    return object == "/usr/bin/node";
+  }
+};
+
+// Rule 9: Node's perf map also lists V8's embedded builtins, which are /usr/bin/node's own code
+// (`Builtin:Call` = ELF `Builtins_Call`). A source never renames them: cost that a JIT block
+// holds at their addresses goes back to the object's function, with a synthesized edge.
+TEST_F(InjectorTest, RealObjectCodeIsNeverRenamed) {
+  AddSource(kJit);
+  Add(0x18c0000, 0x100, "Builtin:Call");
+  Add(0x10000000, 0x100, "f");
+  NodeExtents extents;
+  Run(R"(positions: instr
+events: Ir
+ob=/usr/bin/node
+fl=???
+fn=Builtins_Call
+0x18c0000 5
+ob=???
+fl=???
+fn=0x0000000010000000
+0x10000000 3
+0x18c0004 7
+fn=0x00000000018c0010
+0x18c0010 2
+)",
+      &extents);
+  EXPECT_THAT(F("/usr/bin/node|???|Builtins_Call").self, ElementsAre(12));
+  const auto& f = F("jit.map|???|f");
+  EXPECT_THAT(f.self, ElementsAre(3));
+  ASSERT_EQ(f.calls.count("/usr/bin/node|???|Builtins_Call"), 1u) << out_.text();
+  EXPECT_THAT(f.calls.at("/usr/bin/node|???|Builtins_Call").second, ElementsAre(7));
+  EXPECT_THAT(F("???|???|0x00000000018c0010").self, ElementsAre(2));
+  for (const auto& [key, fn] : out_.functions())
+    EXPECT_EQ(key.find("Builtin:"), std::string::npos) << key;
+  EXPECT_EQ(stats_.object_code_lines, 1);
+}
+
 // Rule 4: a moved function (same function_id at two addresses) is one identity; two functions
 // with one name but different files stay two.
 TEST_F(InjectorTest, MovedFunctionIsOneIdentity) {

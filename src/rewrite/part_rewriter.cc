@@ -75,6 +75,11 @@ int Injector::Impl::PassIdentity(const FunctionKey& key) {
 
 void Injector::Impl::ResolveBlocks() {
   for (InBlock& b : blocks_) {
+    if (b.jit && IsObjectCode(b.entry)) {
+      // Its entry turned out to be a real object's code: a source never renames it.
+      b.jit = false;
+      --stats_.jit_blocks_resolved;
+    }
     if (!b.jit) {
       b.identity = b.base_identity = PassIdentity(b.key);
       continue;
@@ -99,6 +104,15 @@ int Injector::Impl::Owner(const InBlock& block, uint64_t addr, const CodeVersion
   *version = block.version;
   if (instr_col_ < 0) return block.identity;
   if (block.jit) {
+    const FunctionKey* object_owner = nullptr;
+    if (IsObjectCode(addr, &object_owner)) {
+      if (!object_owner) return block.identity;
+      *version = nullptr;
+      int owner = PassIdentity(*object_owner);
+      out_[size_t(owner)].moved_in = true;
+      ++stats_.object_code_lines;
+      return owner;
+    }
     const CodeVersion* v = chooser_.Choose(addr, block.version, part_number_);
     if (!v) return block.identity;  // not covered: stays with the block's function
     *version = v;
@@ -160,7 +174,7 @@ void Injector::Impl::ProcessBlock(InBlock* block) {
     if (instr_col_ >= 0) {
       uint64_t target_addr = key.target.values[instr];
       const CodeVersion* tv = nullptr;
-      if (b.jit || IsJitAddress(b.key.object, target_addr))
+      if ((b.jit && !IsObjectCode(target_addr)) || IsJitAddress(b.key.object, target_addr))
         tv = chooser_.Choose(target_addr, b.jit ? b.version : nullptr, part_number_);
       if (tv) {
         int target_base = Identity(tv, 0);
@@ -223,7 +237,7 @@ void Injector::Impl::ProcessBlock(InBlock* block) {
     pool_.Add(e.inclusive, copy);
     ++e.moved_lines;
     uint64_t first = copy.empty() ? 0 : copy[0];
-    if (addr == version->start) {
+    if (version && addr == version->start) {
       e.entry_count += first;
       e.entry_seen = true;
       e.target_version = version;
@@ -231,6 +245,8 @@ void Injector::Impl::ProcessBlock(InBlock* block) {
     if (addr < e.min_addr) {
       e.min_addr = addr;
       e.min_count = first;
+      e.min_pos = out_key.pos;
+      e.min_file = out_key.file;
       if (!e.entry_seen) e.target_version = version;
     } else if (addr == e.min_addr) {
       e.min_count += first;
@@ -299,6 +315,8 @@ void Injector::Impl::FinalizeEdges() {
   for (size_t caller = 0; caller < out_.size(); ++caller) {
     for (auto& [target, e] : out_[caller].edges) {
       if (e.moved_lines == 0 && !e.target_version) continue;  // jump evidence only
+      // Moved into an ordinary function (object code): no version, positions as recorded.
+      bool plain = !e.target_version;
       const CodeVersion* tv = e.target_version;
       uint64_t count = 1;
       if (e.jump_count > 0) {
@@ -315,6 +333,9 @@ void Injector::Impl::FinalizeEdges() {
       } else if (f.has_kept) {
         key.site = f.max_kept;
         key.site_file = f.max_kept_file;
+      } else if (plain) {
+        key.site = e.min_pos;
+        key.site_file = e.min_file;
       } else if (tv) {
         uint32_t line = 0;
         if (instr_col_ >= 0) key.site.values[size_t(instr_col_)] = e.min_addr;
@@ -322,6 +343,7 @@ void Injector::Impl::FinalizeEdges() {
         if (out_line_col_ >= 0) key.site.values[size_t(out_line_col_)] = line;
       }
       key.target = out_[size_t(target)].key;
+      if (plain) key.target_pos = e.min_pos;
       if (tv) {
         uint64_t entry = e.entry_seen || e.min_addr == UINT64_MAX ? tv->start : e.min_addr;
         uint32_t line = 0, file = 0;
@@ -435,6 +457,8 @@ void Injector::Impl::CheckInvariants() {
     if (!entry.defined) continue;
     auto block = block_index_.find(key);
     if (block != block_index_.end() && blocks_[size_t(block->second)].jit) continue;
+    auto out = out_index_.find(key);
+    if (out != out_index_.end() && out_[size_t(out->second)].moved_in) continue;
     std::vector<uint64_t> before = in_acc_.Inclusive(key);
     std::vector<uint64_t> after = out_acc_.Inclusive(key);
     if (before != after)

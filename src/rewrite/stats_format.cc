@@ -77,6 +77,11 @@ void AppendStatsText(const InjectStats& s, std::string* out) {
           ", reused addresses in the profile: %" PRId64 ", ambiguous version choices: %" PRId64
           "\n",
           s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices);
+  if (s.object_code_lines > 0)
+    AppendF(out,
+            "cg-inject: cost lines in JIT blocks given back to real objects' functions: %" PRId64
+            "\n",
+            s.object_code_lines);
   if (!s.has_instr_positions)
     *out +=
         "cg-inject: note: no instruction positions; blocks were named by their entry address "
@@ -121,11 +126,11 @@ void AppendStatsJson(const InjectStats& s, std::string* out) {
           ",\"functions_resolved\":%" PRId64 ",\"calls_renamed\":%" PRId64
           ",\"cost_lines_moved\":%" PRId64 ",\"cost_moved\":%" PRIu64
           ",\"edges_synthesized\":%" PRId64 ",\"internal_transfers_dropped\":%" PRId64
-          ",\"reused_ranges\":%" PRId64 ",\"reused_addresses_seen\":%" PRId64
-          ",\"ambiguous_choices\":%" PRId64,
+          ",\"object_code_lines\":%" PRId64 ",\"reused_ranges\":%" PRId64
+          ",\"reused_addresses_seen\":%" PRId64 ",\"ambiguous_choices\":%" PRId64,
           s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved, s.calls_renamed,
           s.cost_lines_moved, s.cost_moved, s.edges_synthesized, s.internal_transfers_dropped,
-          s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices);
+          s.object_code_lines, s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices);
   *out += ",\"top_unresolved\":[";
   for (size_t i = 0; i < s.top_unresolved.size(); ++i) {
     if (i) *out += ',';
