@@ -55,7 +55,7 @@ class CallgrindWriter : public ProfileSink {
   };
 
   /// Appends "tag=" plus the name, compressed when enabled.
-  void AppendName(std::string_view tag, Space space, std::string_view name);
+  void AppendName(std::string_view tag, Space space, const Name& name);
   /// Appends fi=/fe= when `file` differs from the file the reader has current.
   void SwitchSourceFile(const Name& file);
   /// Appends the position columns; `update` says whether the reader will take them as its new
@@ -65,9 +65,15 @@ class CallgrindWriter : public ProfileSink {
   void AppendUnsigned(uint64_t value);
   void AppendHex(uint64_t value);
 
+  /// Makes room for `n` more bytes (flushing if needed) and returns where they go.
+  char* Room(size_t n);
+  void Put(std::string_view text);
+  void PutChar(char c);
+
   ByteSink* out_;
   CallgrindWriterOptions options_;
-  std::string buffer_;
+  std::string buffer_;  // fixed size; the first used_ bytes are pending output
+  size_t used_ = 0;
   bool wrote_anything_ = false;
 
   // Compression ids by name text, per name space; they persist across parts like the reader's.
@@ -75,7 +81,10 @@ class CallgrindWriter : public ProfileSink {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> ids_[3];
+  using IdMap = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
+  using IdEntry = IdMap::value_type;
+  IdMap ids_[3];
+  std::vector<const IdEntry*> cache_[3];  // by Name::id; see AppendName
 
   PositionLayout layout_;
   Current current_;
