@@ -13,6 +13,10 @@
 # Set CG_INJECT_VALGRIND_UNPATCHED=1 to build without our patches (to document what they fix).
 set -euo pipefail
 
+# Everything is in main, so that bash has parsed the whole file before it starts a long build:
+# an edit of this file during a build cannot then derail the running copy.
+main() {
+
 arch=${1:?usage: build-valgrind.sh x86_64|aarch64 PREFIX [STAMP]}
 prefix=${2:?usage: build-valgrind.sh x86_64|aarch64 PREFIX [STAMP]}
 stamp=${3:-}
@@ -100,3 +104,7 @@ log=$cache/build-$arch.log
 echo "Debian $(basename "$src") + ${patches[*]##*/}" > "$dest/.complete"
 echo "build-valgrind.sh: built $arch in $(( $(date +%s) - start )) s" >&2
 link_prefix
+}
+
+main "$@"
+exit
