@@ -71,6 +71,8 @@ class SymbolIndex {
   /// Adds a version; `function_id` 0 asks the index to assign a fresh one. Returns the version's
   /// function_id (so a reader can give later moves of the same function the same id).
   uint32_t Add(CodeVersion version);
+  /// Optional: room for `versions` more Adds (a reader that knows its record count).
+  void Reserve(size_t versions);
   /// Sorts and builds the lookup structure. Must be called once, after the last Add and before
   /// any query.
   void Finish();

@@ -23,59 +23,79 @@ const LineEntry* CodeVersion::LookupLine(uint64_t addr) const {
 }
 
 struct SymbolIndex::Tree {
-  struct Node {
+  // Most JIT code ranges overlap nothing. Those live in a flat array searched by binary search
+  // on an 8-byte-per-entry start array (one cache line per step); only ranges that overlap
+  // another go into the interval tree, which is then small and stays in cache. With everything in
+  // the tree, 1M lookups over 1M symbols took twice as long (two cache misses per level).
+  std::vector<uint64_t> lone_starts;
+  struct Cold;
+  std::vector<Cold> lone;
+  // The interval tree over overlapping ranges. What a query touches at every step (Hot) is kept
+  // apart from what it reads only for candidates (Cold).
+  struct Hot {
     uint64_t start = 0;
+    uint64_t max_end = 0;  // largest end in this node's subtree
+  };
+  // Only read for nodes whose start is at or below the address.
+  struct Cold {
     uint64_t end = 0;
-    uint64_t max_end = 0;  // largest `end` in this node's subtree
     uint32_t version = 0;  // index into versions_ (= load order)
   };
-  std::vector<Node> nodes;
+  std::vector<Hot> hot;
+  std::vector<Cold> cold;
   int max_level = -1;
   // Lazily decoded instruction boundaries, by version index (mutable cache behind const queries).
   mutable std::vector<std::unique_ptr<InstructionBoundaries>> boundaries;
 
   void Build();
-  // Appends to `*out` the version indices of all nodes containing `addr`, in start order.
-  void Query(uint64_t addr, std::vector<uint32_t>* out) const;
+  // Calls visit(version index) for every node containing `addr`, in start order.
+  template <typename Visit>
+  void Query(uint64_t addr, Visit&& visit) const;
 };
 
 void SymbolIndex::Tree::Build() {
-  const size_t n = nodes.size();
+  const size_t n = hot.size();
   max_level = -1;
   if (n == 0) return;
   // Level 0: the leaves are the even indices.
   size_t last_i = 0;
   uint64_t last_max = 0;
   for (size_t i = 0; i < n; i += 2) {
-    nodes[i].max_end = nodes[i].end;
+    hot[i].max_end = cold[i].end;
     last_i = i;
-    last_max = nodes[i].end;
+    last_max = cold[i].end;
   }
   int k = 1;
   for (; (size_t{1} << k) <= n; ++k) {
     const size_t half = size_t{1} << (k - 1);
     for (size_t i = (half << 1) - 1; i < n; i += half << 2) {
-      uint64_t left = nodes[i - half].max_end;
+      uint64_t left = hot[i - half].max_end;
       // A right child past the end stands for the partial subtree at the array's tail, whose
       // maximum is carried in last_max.
-      uint64_t right = i + half < n ? nodes[i + half].max_end : last_max;
-      nodes[i].max_end = std::max({nodes[i].end, left, right});
+      uint64_t right = i + half < n ? hot[i + half].max_end : last_max;
+      hot[i].max_end = std::max({cold[i].end, left, right});
     }
     last_i = ((last_i >> k) & 1) ? last_i - half : last_i + half;
-    if (last_i < n && nodes[last_i].max_end > last_max) last_max = nodes[last_i].max_end;
+    if (last_i < n && hot[last_i].max_end > last_max) last_max = hot[last_i].max_end;
   }
   max_level = k - 1;
 }
 
-void SymbolIndex::Tree::Query(uint64_t addr, std::vector<uint32_t>* out) const {
-  const size_t n = nodes.size();
+template <typename Visit>
+void SymbolIndex::Tree::Query(uint64_t addr, Visit&& visit) const {
+  auto after = std::upper_bound(lone_starts.begin(), lone_starts.end(), addr);
+  if (after != lone_starts.begin()) {
+    const Cold& candidate = lone[static_cast<size_t>(after - lone_starts.begin()) - 1];
+    if (addr < candidate.end) visit(candidate.version);
+  }
+  const size_t n = hot.size();
   if (n == 0) return;
   struct Frame {
     size_t x;
     int level;
     bool left_done;
   };
-  Frame stack[130];
+  Frame stack[130];  // two frames per level at most, 64 levels
   int top = 0;
   stack[top++] = {(size_t{1} << max_level) - 1, max_level, false};
   while (top > 0) {
@@ -84,15 +104,15 @@ void SymbolIndex::Tree::Query(uint64_t addr, std::vector<uint32_t>* out) const {
       // Small subtree: scan it in index (= start) order.
       size_t i0 = z.x >> z.level << z.level;
       size_t i1 = std::min(n, i0 + (size_t{1} << (z.level + 1)) - 1);
-      for (size_t i = i0; i < i1 && nodes[i].start <= addr; ++i) {
-        if (addr < nodes[i].end) out->push_back(nodes[i].version);
+      for (size_t i = i0; i < i1 && hot[i].start <= addr; ++i) {
+        if (addr < cold[i].end) visit(cold[i].version);
       }
     } else if (!z.left_done) {
       size_t left = z.x - (size_t{1} << (z.level - 1));
       stack[top++] = {z.x, z.level, true};
-      if (left >= n || nodes[left].max_end > addr) stack[top++] = {left, z.level - 1, false};
-    } else if (z.x < n && nodes[z.x].start <= addr) {
-      if (addr < nodes[z.x].end) out->push_back(nodes[z.x].version);
+      if (left >= n || hot[left].max_end > addr) stack[top++] = {left, z.level - 1, false};
+    } else if (z.x < n && hot[z.x].start <= addr) {
+      if (addr < cold[z.x].end) visit(cold[z.x].version);
       stack[top++] = {z.x + (size_t{1} << (z.level - 1)), z.level - 1, false};
     }
   }
@@ -119,18 +139,54 @@ uint32_t SymbolIndex::Add(CodeVersion version) {
   return id;
 }
 
+void SymbolIndex::Reserve(size_t versions) { versions_.reserve(versions_.size() + versions); }
+
 void SymbolIndex::Finish() {
-  std::vector<Tree::Node>& nodes = tree_->nodes;
-  nodes.clear();
+  struct Node {
+    uint64_t start, end;
+    uint32_t version;
+  };
+  std::vector<Node> nodes;
   nodes.reserve(versions_.size());
   for (size_t i = 0; i < versions_.size(); ++i) {
     const CodeVersion& v = versions_[i];
     uint64_t end = v.size > UINT64_MAX - v.start ? UINT64_MAX : v.start + v.size;
-    nodes.push_back({v.start, end, end, static_cast<uint32_t>(i)});
+    nodes.push_back({v.start, end, static_cast<uint32_t>(i)});
   }
-  std::sort(nodes.begin(), nodes.end(), [](const Tree::Node& a, const Tree::Node& b) {
+  std::sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) {
     return a.start != b.start ? a.start < b.start : a.version < b.version;
   });
+  // Split off the ranges that overlap no other one (see Tree). Empty ranges cover nothing.
+  std::vector<bool> overlaps(nodes.size(), false);
+  {
+    uint64_t reach = 0;  // largest end so far
+    size_t reach_node = SIZE_MAX;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].start == nodes[i].end) continue;
+      if (reach_node != SIZE_MAX && nodes[i].start < reach) {
+        overlaps[i] = true;
+        overlaps[reach_node] = true;
+      }
+      if (reach_node == SIZE_MAX || nodes[i].end > reach) {
+        reach = nodes[i].end;
+        reach_node = i;
+      }
+    }
+  }
+  tree_->lone_starts.clear();
+  tree_->lone.clear();
+  tree_->hot.clear();
+  tree_->cold.clear();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].start == nodes[i].end) continue;
+    if (overlaps[i]) {
+      tree_->hot.push_back({nodes[i].start, 0});
+      tree_->cold.push_back({nodes[i].end, nodes[i].version});
+    } else {
+      tree_->lone_starts.push_back(nodes[i].start);
+      tree_->lone.push_back({nodes[i].end, nodes[i].version});
+    }
+  }
   tree_->Build();
   tree_->boundaries.clear();
   tree_->boundaries.resize(versions_.size());
@@ -157,7 +213,7 @@ void SymbolIndex::Finish() {
 
 std::vector<const CodeVersion*> SymbolIndex::LookupAll(uint64_t addr) const {
   std::vector<uint32_t> found;
-  tree_->Query(addr, &found);
+  tree_->Query(addr, [&](uint32_t version) { found.push_back(version); });
   std::sort(found.begin(), found.end());
   std::vector<const CodeVersion*> result;
   result.reserve(found.size());
@@ -166,17 +222,17 @@ std::vector<const CodeVersion*> SymbolIndex::LookupAll(uint64_t addr) const {
 }
 
 const CodeVersion* SymbolIndex::Lookup(uint64_t addr) const {
-  std::vector<uint32_t> found;
-  tree_->Query(addr, &found);
-  if (found.empty()) return nullptr;
-  return &versions_[*std::max_element(found.begin(), found.end())];
+  // No allocation: only the latest-loaded match is kept.
+  int64_t latest = -1;
+  tree_->Query(addr, [&](uint32_t version) { latest = std::max<int64_t>(latest, version); });
+  return latest < 0 ? nullptr : &versions_[static_cast<size_t>(latest)];
 }
 
 const CodeVersion* SymbolIndex::LookupBest(uint64_t entry, std::span<const uint64_t> addrs,
                                            bool* ambiguous) const {
   if (ambiguous != nullptr) *ambiguous = false;
   std::vector<uint32_t> found;
-  tree_->Query(entry, &found);
+  tree_->Query(entry, [&](uint32_t version) { found.push_back(version); });
   if (found.empty()) return nullptr;
   std::sort(found.begin(), found.end());
   // Score each candidate by how many addresses contradict it: outside its range, or inside but
