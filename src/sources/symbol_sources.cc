@@ -7,6 +7,13 @@
 #include "sources/perf_map.h"
 
 namespace cg_inject {
+namespace {
+
+std::string Count(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
 
 std::string_view SourceObjectName(std::string_view path) {
   size_t slash = path.rfind('/');
@@ -30,17 +37,17 @@ LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& pa
   loaded.source = index->AddSource(std::move(info));
   if (kind == SourceKind::kJitdump) {
     JitdumpStats stats = ReadJitdump(bytes, path, loaded.source, index, diagnostics);
-    loaded.details = std::to_string(stats.loads) + " loads";
-    if (stats.moves > 0) loaded.details += ", " + std::to_string(stats.moves) + " moves";
+    loaded.details = Count(stats.loads, "code load", "code loads");
+    if (stats.moves > 0) loaded.details += ", " + Count(stats.moves, "move", "moves");
     if (stats.debug_infos > 0) {
-      loaded.details += ", " + std::to_string(stats.debug_infos) + " line tables";
+      loaded.details += ", " + Count(stats.debug_infos, "line table", "line tables");
     }
     if (stats.scan.truncated) loaded.details += ", last record cut off";
   } else {
     PerfMapStats stats = ReadPerfMap(bytes, path, loaded.source, index, diagnostics);
-    loaded.details = std::to_string(stats.entries) + " entries";
+    loaded.details = Count(stats.entries, "entry", "entries");
     if (stats.bad_lines > 0) {
-      loaded.details += ", " + std::to_string(stats.bad_lines) + " bad lines skipped";
+      loaded.details += ", " + Count(stats.bad_lines, "bad line", "bad lines") + " skipped";
     }
   }
   loaded.versions = index->sources()[loaded.source].records;

@@ -31,9 +31,9 @@ TEST(SymbolSourcesTest, DetectsTheFormat) {
   index.Finish();
   EXPECT_EQ(a.kind, SourceKind::kJitdump);
   EXPECT_EQ(a.versions, 1);
-  EXPECT_EQ(a.details, "1 loads");
+  EXPECT_EQ(a.details, "1 code load");
   EXPECT_EQ(b.kind, SourceKind::kPerfMap);
-  EXPECT_EQ(b.details, "1 entries");
+  EXPECT_EQ(b.details, "1 entry");
   ASSERT_EQ(index.sources().size(), 2u);
   EXPECT_EQ(index.sources()[0].kind, "jitdump");
   EXPECT_EQ(index.sources()[0].object_name, "jit-5.dump");
@@ -72,6 +72,8 @@ TEST(SymbolSourcesTest, LoadsFilesAndFinishes) {
   ASSERT_EQ(loaded.size(), 2u);
   EXPECT_EQ(loaded[0].versions, 28);
   EXPECT_EQ(loaded[1].versions, 39);
+  EXPECT_EQ(loaded[0].details, "28 entries");
+  EXPECT_EQ(loaded[1].details, "39 code loads");
   EXPECT_NE(index.Lookup(0x3ef414c0), nullptr);  // Finish() was called
 }
 
