@@ -46,8 +46,9 @@ class ObjectImage {
   /// as `getpid`/`__getpid`): the first one given with a non-zero size (else the first one) is the
   /// primary entry returned by lookups, the names of the others become aliases of it, so callers
   /// order `symbols` by preference. Exact duplicates (same name and address) are dropped.
+  /// `debug_file` names the separate debug file some symbols came from ("" if none).
   ObjectImage(std::string path, bool is_pie, std::vector<LoadSegment> segments,
-              std::vector<ElfSymbol> symbols);
+              std::vector<ElfSymbol> symbols, std::string debug_file = "");
   ObjectImage(ObjectImage&&) = default;
   ObjectImage& operator=(ObjectImage&&) = default;
   ObjectImage(const ObjectImage&) = delete;
@@ -55,6 +56,8 @@ class ObjectImage {
 
   /// The path the image was read from (or given to the constructor).
   const std::string& path() const { return path_; }
+  /// The separate debug file whose .symtab was read too, or "" (see ObjectCatalogOptions).
+  const std::string& debug_file() const { return debug_file_; }
   /// True for ET_DYN objects (PIE executables, shared libraries): their addresses are relative to
   /// a load base chosen at run time (usually starting at 0), so a JIT address can coincide with
   /// one numerically. False for ET_EXEC, whose addresses are also the runtime ones: no JIT code
@@ -86,6 +89,7 @@ class ObjectImage {
 
  private:
   std::string path_;
+  std::string debug_file_;
   bool is_pie_ = false;
   bool has_code_ = false;
   uint64_t extent_begin_ = 0;
@@ -104,6 +108,14 @@ struct ObjectCatalogOptions {
   /// Prefix put in front of every object path before opening it, like perf's --symfs, for
   /// profiles recorded on another machine or in a container. Empty: paths as written.
   std::string root;
+  /// Also read .symtab from the object's separate debug file when there is one (Debian's -dbg
+  /// packages, e.g. libc6-dbg): first <root><debug_dir>/.build-id/xx/yyyy.debug for the object's
+  /// GNU build ID, then its .gnu_debuglink name next to the object, in the object's .debug/
+  /// directory and under <root><debug_dir>/<object's directory>/, with a matching build ID when the
+  /// object has one. Valgrind reads these files too, so names it prints for stripped libraries
+  /// (`__strlen_avx2`) are found here as well.
+  bool use_debug_files = true;
+  std::string debug_dir = "/usr/lib/debug";
 };
 
 /// Object path -> ObjectImage, opened lazily with LIEF on first lookup. Objects that are missing,

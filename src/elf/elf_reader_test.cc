@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -35,8 +36,33 @@ struct LoadedObject {
   uint64_t bias = 0;
   uint64_t extent_begin = ~uint64_t{0};
   uint64_t extent_end = 0;
+  std::string build_id;  // hex, from the GNU build-id note in memory; "" if none
   bool found = false;
 };
+
+// The GNU build ID in a PT_NOTE segment mapped at `notes` (`size` bytes), as lowercase hex.
+std::string BuildIdFromNotes(const unsigned char* notes, uint64_t size) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  auto align4 = [](uint64_t n) { return (n + 3) & ~uint64_t{3}; };
+  for (uint64_t at = 0; at + sizeof(ElfW(Nhdr)) <= size;) {
+    ElfW(Nhdr) nh;
+    memcpy(&nh, notes + at, sizeof nh);
+    const uint64_t name_at = at + sizeof nh;
+    const uint64_t desc_at = name_at + align4(nh.n_namesz);
+    if (desc_at + nh.n_descsz > size) break;
+    if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+        memcmp(notes + name_at, "GNU", 4) == 0) {
+      std::string hex;
+      for (uint64_t i = 0; i < nh.n_descsz; ++i) {
+        hex.push_back(kHex[notes[desc_at + i] >> 4]);
+        hex.push_back(kHex[notes[desc_at + i] & 0xf]);
+      }
+      return hex;
+    }
+    at = desc_at + align4(nh.n_descsz);
+  }
+  return "";
+}
 
 // The loaded object containing runtime address `addr`, from the loader's own program headers.
 LoadedObject FindLoadedObject(const void* addr) {
@@ -58,6 +84,12 @@ LoadedObject FindLoadedObject(const void* addr) {
           obj.extent_end = std::max<uint64_t>(obj.extent_end, ph.p_vaddr + ph.p_memsz);
           if (q->addr - info->dlpi_addr - ph.p_vaddr < ph.p_memsz) contains = true;
         }
+        for (int i = 0; i < info->dlpi_phnum && obj.build_id.empty(); ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_NOTE) continue;
+          obj.build_id = BuildIdFromNotes(
+              reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr), ph.p_memsz);
+        }
         if (!contains) return 0;
         obj.found = true;
         q->result = obj;
@@ -67,8 +99,9 @@ LoadedObject FindLoadedObject(const void* addr) {
   return query.result;
 }
 
-std::unique_ptr<ObjectImage> Open(const std::string& path, std::string* why_absent) {
-  return TryOpenElfObject(path, path, why_absent);
+std::unique_ptr<ObjectImage> Open(const std::string& path, std::string* why_absent,
+                                  const ObjectCatalogOptions& options = {}) {
+  return TryOpenElfObject(path, options, why_absent);
 }
 
 TEST(ElfReaderTest, ReadsOwnExecutable) {
@@ -76,9 +109,12 @@ TEST(ElfReaderTest, ReadsOwnExecutable) {
   const LoadedObject loaded = FindLoadedObject(probe);
   ASSERT_TRUE(loaded.found);
   std::string why;
-  std::unique_ptr<ObjectImage> image = TryOpenElfObject("/proc/self/exe", "self", &why);
+  // The root prefix is prepended to open the file but the image keeps the profile's name.
+  ObjectCatalogOptions options;
+  options.root = "/proc/self";
+  std::unique_ptr<ObjectImage> image = Open("/exe", &why, options);
   ASSERT_NE(image, nullptr) << why;
-  EXPECT_EQ(image->path(), "self");
+  EXPECT_EQ(image->path(), "/exe");
   EXPECT_EQ(why, "");
 
   EXPECT_EQ(image->extent_begin(), loaded.extent_begin);
@@ -148,6 +184,43 @@ TEST(ElfReaderTest, ReadsLoadedLibc) {
   dlclose(libc);
 }
 
+TEST(ElfReaderTest, ReadsLibcDebugFileWhenInstalled) {
+  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  if (libc == nullptr) GTEST_SKIP() << "libc.so.6 is not loaded: not a glibc system";
+  // strlen is an IFUNC: dlsym runs its resolver and returns the implementation chosen for this
+  // CPU (__strlen_avx2, __strlen_evex, ...), a local function that only the debug file names.
+  void* impl = dlsym(libc, "strlen");
+  ASSERT_NE(impl, nullptr);
+  const LoadedObject loaded = FindLoadedObject(impl);
+  ASSERT_TRUE(loaded.found);
+  ASSERT_GT(loaded.build_id.size(), 2u);
+  const std::string debug_file = "/usr/lib/debug/.build-id/" + loaded.build_id.substr(0, 2) + "/" +
+                                 loaded.build_id.substr(2) + ".debug";
+  if (access(debug_file.c_str(), R_OK) != 0) {
+    GTEST_SKIP() << debug_file << " is missing (Debian: apt-get install libc6-dbg)";
+  }
+  const uint64_t addr = reinterpret_cast<uint64_t>(impl) - loaded.bias;
+
+  std::string why;
+  std::unique_ptr<ObjectImage> image = Open(loaded.path, &why);
+  ASSERT_NE(image, nullptr) << why;
+  EXPECT_EQ(image->debug_file(), debug_file);
+  const ElfSymbol* s = image->LookupSymbol(addr);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->addr, addr);
+  EXPECT_EQ(s->name.rfind("__strlen_", 0), 0u) << s->name;
+  EXPECT_EQ(image->FindSymbol(s->name), s);
+
+  ObjectCatalogOptions no_debug;
+  no_debug.use_debug_files = false;
+  std::unique_ptr<ObjectImage> plain = Open(loaded.path, &why, no_debug);
+  ASSERT_NE(plain, nullptr) << why;
+  EXPECT_EQ(plain->debug_file(), "");
+  EXPECT_EQ(plain->FindSymbol(s->name), nullptr);
+  EXPECT_LT(plain->symbols().size(), image->symbols().size());
+  dlclose(libc);
+}
+
 TEST(ElfReaderTest, ReadsBinTrue) {
   if (access("/bin/true", R_OK) != 0) GTEST_SKIP() << "/bin/true is not readable";
   std::string why;
@@ -188,6 +261,76 @@ std::string AbsentReason(const std::string& path) {
   std::unique_ptr<ObjectImage> image = Open(path, &why);
   EXPECT_EQ(image, nullptr);
   return why;
+}
+
+// A temporary directory tree; the files and directories made through it are removed at the end.
+class ScopedTempDir {
+ public:
+  ScopedTempDir() {
+    const char* dir = getenv("TMPDIR");
+    path_ = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/cg-inject-elf-XXXXXX";
+    EXPECT_NE(mkdtemp(path_.data()), nullptr) << strerror(errno);
+  }
+  ~ScopedTempDir() {
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) remove(it->c_str());
+    rmdir(path_.c_str());
+  }
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+  /// Writes `contents` to path() + `relative`, making the directories on the way.
+  void Write(const std::string& relative, const std::string& contents) {
+    for (size_t slash = relative.find('/', 1); slash != std::string::npos;
+         slash = relative.find('/', slash + 1)) {
+      const std::string dir = path_ + relative.substr(0, slash);
+      if (mkdir(dir.c_str(), 0700) == 0) made_.push_back(dir);
+    }
+    const std::string file = path_ + relative;
+    std::ofstream out(file, std::ios::binary);
+    out << contents;
+    made_.push_back(file);
+  }
+
+ private:
+  std::string path_;
+  std::vector<std::string> made_;
+};
+
+TEST(ElfReaderTest, DebugFileMustCarryTheSameBuildId) {
+  const LoadedObject self = FindLoadedObject(reinterpret_cast<const void*>(&CgInjectElfTestProbe));
+  ASSERT_TRUE(self.found);
+  if (self.build_id.size() <= 2) GTEST_SKIP() << "this test executable has no GNU build ID";
+  const std::string relative =
+      "/.build-id/" + self.build_id.substr(0, 2) + "/" + self.build_id.substr(2) + ".debug";
+  ObjectCatalogOptions options;
+
+  // A copy of the executable itself is a valid debug file for it: same build ID.
+  ScopedTempDir good;
+  good.Write(relative, ReadWholeFile("/proc/self/exe"));
+  options.debug_dir = good.path();
+  std::string why;
+  std::unique_ptr<ObjectImage> image = Open("/proc/self/exe", &why, options);
+  ASSERT_NE(image, nullptr) << why;
+  EXPECT_EQ(image->debug_file(), good.path() + relative);
+
+  // Another ELF file under that name is stale and ignored; the object itself still opens.
+  if (access("/bin/true", R_OK) != 0) GTEST_SKIP() << "/bin/true is not readable";
+  ScopedTempDir stale;
+  stale.Write(relative, ReadWholeFile("/bin/true"));
+  options.debug_dir = stale.path();
+  image = Open("/proc/self/exe", &why, options);
+  ASSERT_NE(image, nullptr) << why;
+  EXPECT_EQ(image->debug_file(), "");
+  EXPECT_NE(image->FindSymbol("CgInjectElfTestProbe"), nullptr);
+
+  // So is a file that is not ELF at all (LIEF would crash on it).
+  ScopedTempDir junk;
+  junk.Write(relative, "not an ELF file");
+  options.debug_dir = junk.path();
+  image = Open("/proc/self/exe", &why, options);
+  ASSERT_NE(image, nullptr) << why;
+  EXPECT_EQ(image->debug_file(), "");
 }
 
 TEST(ElfReaderTest, MissingFileIsAbsent) {

@@ -22,8 +22,7 @@ const ObjectImage* ObjectCatalog::Lookup(std::string_view path) {
     return images_.emplace(std::move(image_path), nullptr).first->second.get();
   }
   std::string why_absent;
-  std::unique_ptr<ObjectImage> image =
-      TryOpenElfObject(options_.root + image_path, image_path, &why_absent);
+  std::unique_ptr<ObjectImage> image = TryOpenElfObject(image_path, options_, &why_absent);
   if (image) {
     ++opened_;
   } else {

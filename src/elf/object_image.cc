@@ -20,8 +20,11 @@ uint64_t SymbolEnd(const ElfSymbol& s) {
 }  // namespace
 
 ObjectImage::ObjectImage(std::string path, bool is_pie, std::vector<LoadSegment> segments,
-                         std::vector<ElfSymbol> symbols)
-    : path_(std::move(path)), is_pie_(is_pie), segments_(std::move(segments)) {
+                         std::vector<ElfSymbol> symbols, std::string debug_file)
+    : path_(std::move(path)),
+      debug_file_(std::move(debug_file)),
+      is_pie_(is_pie),
+      segments_(std::move(segments)) {
   bool first = true;
   for (const LoadSegment& seg : segments_) {
     if (seg.size == 0) continue;
