@@ -1,0 +1,274 @@
+// Jitdump semantics, as tools/perf/util/jitdump.c applies the records: CODE_LOAD adds code,
+// a DEBUG_INFO describes the next CODE_LOAD of its code_addr, CODE_MOVE gives a function a new
+// address from its timestamp on. The writers' quirks live here too (see ReadJitdump in
+// jitdump.h); decoding and validation are in jitdump.cc.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+
+#include "cg_inject/diagnostics.h"
+#include "cg_inject/symbols.h"
+#include "sources/jitdump.h"
+#include "sources/name_location.h"
+
+namespace cg_inject {
+namespace {
+
+// Writers place debug entries as if the code sat after a 64-byte ELF header, where
+// `perf inject` puts it (V8 perf-jit.cc kElfHeaderSize; LLVM's perf listener does the same).
+constexpr uint64_t kElfHeaderOffset = 0x40;
+
+std::string Hex(uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+struct PendingLoad {
+  CodeVersion version;
+  std::vector<JitdumpDebugEntry> entries;  // raw line table, views into the dump
+  uint64_t code_index = 0;
+};
+
+enum class Shift { kNo, kYes, kUndecided, kNeither };
+
+// Whether a line table's addresses carry the writers' +0x40: decided from the addresses alone
+// when only one reading puts every entry inside the code.
+Shift JudgeShift(const PendingLoad& load) {
+  if (load.entries.empty()) return Shift::kNo;
+  const uint64_t start = load.version.start;
+  const uint64_t size = load.version.size;
+  bool fits_raw = true;
+  bool fits_shifted = true;
+  // Offsets from the start, so nothing overflows near the top of the address space. An entry
+  // exactly at the end is accepted (some writers close the table with one).
+  for (const JitdumpDebugEntry& e : load.entries) {
+    uint64_t offset = e.addr - start;
+    if (e.addr < start || offset > size) fits_raw = false;
+    if (e.addr < start || offset < kElfHeaderOffset || offset - kElfHeaderOffset > size) {
+      fits_shifted = false;
+    }
+  }
+  if (fits_raw && fits_shifted) return Shift::kUndecided;
+  if (fits_shifted) return Shift::kYes;
+  if (fits_raw) return Shift::kNo;
+  return Shift::kNeither;
+}
+
+class IndexBuilder : public JitdumpVisitor {
+ public:
+  IndexBuilder(std::string_view path, uint32_t source, SymbolIndex* index, Diagnostics* diagnostics,
+               JitdumpStats* stats)
+      : path_(path), source_(source), index_(index), diagnostics_(diagnostics), stats_(stats) {}
+
+  void OnHeader(const JitdumpHeader& header) override {
+    stats_->header = header;
+    index_->mutable_source(source_)->elf_machine = header.elf_machine;
+  }
+
+  void OnCodeLoad(const JitdumpCodeLoad& load) override {
+    ++stats_->loads;
+    PendingLoad pending;
+    CodeVersion& v = pending.version;
+    // Julia writes vma = 0; perf itself maps code at code_addr, so that is the address used.
+    v.start = load.code_addr;
+    v.size = load.code_size;
+    v.raw_name = std::string(load.name);
+    NameLocation location = ParseNameLocation(load.name);
+    v.function_name = std::move(location.function);
+    v.source_file = std::string(location.file);
+    v.source_line = location.line_no;
+    v.source = source_;
+    v.timestamp = load.prefix.timestamp;
+    v.code_index = load.code_index;
+    v.code = std::string(load.code);
+    if (location.convention == "cpython") {
+      // perf_jit_trampoline.c overwrites the last 8 dumped bytes (all of shorter code) with a
+      // per-process marker so perf's build-ids differ; the live code is unchanged.
+      v.salted_code_tail = static_cast<uint32_t>(std::min<uint64_t>(8, load.code_size));
+    }
+    pending.code_index = load.code_index;
+    auto it = debug_.find(load.code_addr);
+    if (it != debug_.end()) {
+      pending.entries = std::move(it->second);
+      debug_.erase(it);
+    }
+    events_.push_back({false, loads_.size()});
+    loads_.push_back(std::move(pending));
+  }
+
+  void OnCodeMove(const JitdumpCodeMove& move) override {
+    ++stats_->moves;
+    events_.push_back({true, moves_.size()});
+    moves_.push_back(move);
+  }
+
+  void OnDebugInfo(const JitdumpDebugInfo& info) override {
+    ++stats_->debug_infos;
+    // perf applies a DEBUG_INFO to the next CODE_LOAD; keyed by code_addr so interleaved writers
+    // still pair correctly. A second one for the same address replaces the first.
+    debug_[info.code_addr] = info.entries;
+  }
+
+  void Finish();
+
+ private:
+  void BuildLineTable(PendingLoad* load, bool shift);
+  void AddMove(const JitdumpCodeMove& move);
+
+  struct Event {
+    bool is_move;
+    size_t index;
+  };
+  std::string_view path_;
+  uint32_t source_;
+  SymbolIndex* index_;
+  Diagnostics* diagnostics_;
+  JitdumpStats* stats_;
+  std::unordered_map<uint64_t, std::vector<JitdumpDebugEntry>> debug_;
+  std::vector<PendingLoad> loads_;
+  std::vector<JitdumpCodeMove> moves_;
+  std::vector<Event> events_;
+  // code_index -> position in index_->versions() of the latest version of that code.
+  std::unordered_map<uint64_t, size_t> by_code_index_;
+};
+
+void IndexBuilder::BuildLineTable(PendingLoad* load, bool shift) {
+  CodeVersion& v = load->version;
+  v.lines.reserve(load->entries.size());
+  for (const JitdumpDebugEntry& e : load->entries) {
+    LineEntry line;
+    line.addr = shift ? e.addr - kElfHeaderOffset : e.addr;
+    line.line_no = e.line_no;
+    line.discriminator = e.discriminator;
+    auto file = std::find(v.files.begin(), v.files.end(), e.file);
+    line.file_index = static_cast<uint32_t>(file - v.files.begin());
+    if (file == v.files.end()) v.files.emplace_back(e.file);
+    v.lines.push_back(line);
+  }
+  std::stable_sort(v.lines.begin(), v.lines.end(),
+                   [](const LineEntry& a, const LineEntry& b) { return a.addr < b.addr; });
+  // The function's own location is its first row with a line (compiler-generated rows say 0).
+  for (const LineEntry& line : v.lines) {
+    if (line.line_no != 0) {
+      v.source_file = v.files[line.file_index];
+      v.source_line = line.line_no;
+      break;
+    }
+  }
+}
+
+void IndexBuilder::AddMove(const JitdumpCodeMove& move) {
+  const std::vector<CodeVersion>& versions = index_->versions();
+  size_t base = SIZE_MAX;
+  auto it = by_code_index_.find(move.code_index);
+  if (it != by_code_index_.end()) {
+    base = it->second;
+  } else {
+    for (size_t i = versions.size(); i-- > 0;) {
+      if (versions[i].source == source_ && versions[i].start == move.old_code_addr) {
+        base = i;
+        break;
+      }
+    }
+  }
+  if (base == SIZE_MAX) {
+    diagnostics_->Warn("jitdump: move of unknown code",
+                       std::string(path_) + ": offset " + std::to_string(move.prefix.file_offset) +
+                           ": CODE_MOVE of code_index " + std::to_string(move.code_index) + " at " +
+                           Hex(move.old_code_addr) + ", which no CODE_LOAD described");
+    return;
+  }
+  CodeVersion moved = versions[base];
+  const uint64_t old_start = moved.start;
+  moved.start = move.new_code_addr;
+  moved.size = move.code_size;
+  moved.timestamp = move.prefix.timestamp;
+  moved.code_index = move.code_index;
+  if (moved.code.size() > moved.size) moved.code.resize(moved.size);
+  for (LineEntry& line : moved.lines) line.addr = line.addr - old_start + move.new_code_addr;
+  index_->Add(std::move(moved));
+  by_code_index_[move.code_index] = index_->versions().size() - 1;
+}
+
+void IndexBuilder::Finish() {
+  // Decide the +0x40 quirk per line table; tables that fit either way follow the majority of
+  // this dump's decisive tables.
+  std::vector<Shift> shifts(loads_.size());
+  int64_t votes_yes = 0, votes_no = 0;
+  // Without decisive tables: a shifting writer leaves the first 0x40 bytes of every function
+  // without entries and starts some table exactly at +0x40.
+  bool any_entry_in_first_0x40 = false;
+  bool any_table_at_0x40 = false;
+  for (size_t i = 0; i < loads_.size(); ++i) {
+    shifts[i] = JudgeShift(loads_[i]);
+    if (shifts[i] == Shift::kYes) ++votes_yes;
+    if (shifts[i] == Shift::kNo && !loads_[i].entries.empty()) ++votes_no;
+    uint64_t lowest = UINT64_MAX;
+    for (const JitdumpDebugEntry& e : loads_[i].entries) lowest = std::min(lowest, e.addr);
+    if (loads_[i].entries.empty() || lowest < loads_[i].version.start) continue;
+    if (lowest - loads_[i].version.start < kElfHeaderOffset) any_entry_in_first_0x40 = true;
+    if (lowest - loads_[i].version.start == kElfHeaderOffset) any_table_at_0x40 = true;
+  }
+  const bool undecided_shift =
+      votes_yes != votes_no ? votes_yes > votes_no : !any_entry_in_first_0x40 && any_table_at_0x40;
+  for (size_t i = 0; i < loads_.size(); ++i) {
+    PendingLoad& load = loads_[i];
+    bool shift = false;
+    switch (shifts[i]) {
+      case Shift::kNo:
+        break;
+      case Shift::kYes:
+        shift = true;
+        break;
+      case Shift::kUndecided:
+        shift = undecided_shift;
+        break;
+      case Shift::kNeither:
+        diagnostics_->Warn("jitdump: line table outside code",
+                           std::string(path_) + ": line table of " + load.version.raw_name +
+                               " has addresses outside its code [" + Hex(load.version.start) +
+                               ", " + Hex(load.version.end()) + "); kept as written");
+        break;
+    }
+    if (shift) ++stats_->debug_infos_shifted;
+    if (!load.entries.empty()) BuildLineTable(&load, shift);
+  }
+  for (const Event& event : events_) {
+    if (event.is_move) {
+      AddMove(moves_[event.index]);
+    } else {
+      PendingLoad& load = loads_[event.index];
+      uint64_t code_index = load.code_index;
+      index_->Add(std::move(load.version));
+      by_code_index_[code_index] = index_->versions().size() - 1;
+    }
+  }
+  stats_->debug_infos_unmatched = static_cast<int64_t>(debug_.size());
+  for (const auto& [code_addr, entries] : debug_) {
+    diagnostics_->Warn("jitdump: unmatched debug info",
+                       std::string(path_) + ": CODE_DEBUG_INFO for " + Hex(code_addr) +
+                           " is followed by no CODE_LOAD of that address; ignored");
+  }
+  if (stats_->scan.timestamp_decreases > 0) {
+    diagnostics_->Warn("jitdump: timestamps not monotonic",
+                       std::string(path_) + ": " +
+                           std::to_string(stats_->scan.timestamp_decreases) +
+                           " records are older than the record before them (LLVM JITLink "
+                           "writes so); file order is used as load order");
+  }
+}
+
+}  // namespace
+
+JitdumpStats ReadJitdump(std::string_view bytes, std::string_view path, uint32_t source,
+                         SymbolIndex* index, Diagnostics* diagnostics) {
+  JitdumpStats stats;
+  IndexBuilder builder(path, source, index, diagnostics, &stats);
+  stats.scan = ScanJitdump(bytes, path, &builder, diagnostics);
+  builder.Finish();
+  return stats;
+}
+
+}  // namespace cg_inject
