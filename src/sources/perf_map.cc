@@ -11,6 +11,7 @@
 // the complete entry at the end of a torn line is salvaged.
 #include "sources/perf_map.h"
 
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <string>
@@ -27,9 +28,17 @@ constexpr std::string_view kBadLine = "perf-map: bad line";
 constexpr std::string_view kTornLine = "perf-map: torn line";
 
 constexpr bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-constexpr bool IsHex(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+
+// A table, because the torn-line check looks at every byte of every name (a quarter of the
+// load time with the comparison chain).
+constexpr std::array<bool, 256> kHexDigit = [] {
+  std::array<bool, 256> table{};
+  for (int c = '0'; c <= '9'; ++c) table[static_cast<size_t>(c)] = true;
+  for (int c = 'a'; c <= 'f'; ++c) table[static_cast<size_t>(c)] = true;
+  for (int c = 'A'; c <= 'F'; ++c) table[static_cast<size_t>(c)] = true;
+  return table;
+}();
+constexpr bool IsHex(char c) { return kHexDigit[static_cast<unsigned char>(c)]; }
 
 // Shows at most 40 bytes of a bad field in a message.
 std::string Quote(std::string_view text) {

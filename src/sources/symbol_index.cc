@@ -231,9 +231,18 @@ const CodeVersion* SymbolIndex::Lookup(uint64_t addr) const {
 const CodeVersion* SymbolIndex::LookupBest(uint64_t entry, std::span<const uint64_t> addrs,
                                            bool* ambiguous) const {
   if (ambiguous != nullptr) *ambiguous = false;
+  // Most addresses have one candidate, which is then the answer whatever its score: find that
+  // out without allocating.
+  int64_t only = -1;
+  int candidates = 0;
+  tree_->Query(entry, [&](uint32_t version) {
+    only = version;
+    ++candidates;
+  });
+  if (candidates == 0) return nullptr;
+  if (candidates == 1) return &versions_[static_cast<size_t>(only)];
   std::vector<uint32_t> found;
   tree_->Query(entry, [&](uint32_t version) { found.push_back(version); });
-  if (found.empty()) return nullptr;
   std::sort(found.begin(), found.end());
   // Score each candidate by how many addresses contradict it: outside its range, or inside but
   // in the middle of one of its instructions. Fewest contradictions wins; ties go to the latest.
