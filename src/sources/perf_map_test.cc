@@ -65,6 +65,15 @@ TEST_F(PerfMapTest, NameIsRestOfLine) {
   EXPECT_EQ(line.name, "name");
 }
 
+TEST_F(PerfMapTest, TabsAndRunsOfBlanksSeparateFields) {
+  PerfMapLine line;
+  EXPECT_EQ(LineError("10\t8\tf g", &line), "");
+  EXPECT_EQ(line.size, 8u);
+  EXPECT_EQ(line.name, "f g");
+  EXPECT_EQ(LineError("10   8  f", &line), "");
+  EXPECT_EQ(line.name, "f");
+}
+
 TEST_F(PerfMapTest, MalformedLines) {
   EXPECT_EQ(LineError("00007FB0614AABEG 130 bool Ignored"),
             "expected hex start address, got '00007FB0614AABEG'");
