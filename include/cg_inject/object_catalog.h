@@ -22,7 +22,7 @@ class Diagnostics;
 struct ElfSymbol {
   uint64_t addr = 0;  // ELF virtual address (st_value)
   uint64_t size = 0;  // st_size; 0 when the object does not say
-  std::string name;   // as stored, not demangled, without a version suffix
+  std::string name;   // as stored, not demangled; glibc's .symtab has "memcpy@@GLIBC_2.14"
 
   /// True when `a` lies in [addr, addr + size); a symbol of size 0 contains only its own address.
   bool Contains(uint64_t a) const { return a == addr || a - addr < size; }

@@ -37,7 +37,6 @@ using LIEF::ELF::ELF_SECTION_TYPES;
 using LIEF::ELF::ELF_SEGMENT_FLAGS;
 using LIEF::ELF::ELF_SYMBOL_TYPES;
 using LIEF::ELF::SEGMENT_TYPES;
-using LIEF::ELF::SYMBOL_BINDINGS;
 
 // Reads the header bytes and checks them (see CheckElfHeader). Returns "" when LIEF may parse.
 std::string PrecheckFile(const std::string& path, ElfHeaderFacts* facts, uint64_t* file_size) {
@@ -69,23 +68,24 @@ std::string PrecheckFile(const std::string& path, ElfHeaderFacts* facts, uint64_
   return CheckElfHeader(std::string_view(header, have), *file_size, facts);
 }
 
-// Preference among names at one address; smaller tuples win.
+// Preference among names at one address, smaller first; see RankName.
 struct Candidate {
   ElfSymbol symbol;
-  int leading_underscores = 0;
-  int binding_rank = 0;
+  int version_rank = 0;
+  size_t base_length = 0;
 };
 
-int BindingRank(SYMBOL_BINDINGS binding) {
-  switch (binding) {
-    case SYMBOL_BINDINGS::STB_GLOBAL:
-    case SYMBOL_BINDINGS::STB_GNU_UNIQUE:
-      return 0;
-    case SYMBOL_BINDINGS::STB_WEAK:
-      return 1;
-    default:
-      return 2;
-  }
+// Valgrind 3.19 picks one name per address. In `ls` and C++ test profiles with libc6-dbg
+// installed its choice among each address's names always followed: the shortest name without its
+// version suffix (getpid over __getpid, bcmp over memcmp, lseek over llseek@GLIBC_2.2.5); then a
+// default version ("memcpy@@GLIBC_2.14", as glibc's .symtab writes them) over another version
+// ("__acos_finite@GLIBC_2.15") over none; then byte order (_Exit over _exit). Binding played no
+// part.
+void RankName(Candidate* c) {
+  const std::string& name = c->symbol.name;
+  const size_t at = name.find('@');
+  c->base_length = at == std::string::npos ? name.size() : at;
+  c->version_rank = at == std::string::npos ? 2 : name.compare(at, 2, "@@") == 0 ? 0 : 1;
 }
 
 template <typename Symbols>
@@ -94,16 +94,14 @@ void CollectFunctions(const Symbols& symbols, std::vector<Candidate>* out) {
     const ELF_SYMBOL_TYPES type = s.type();
     if (type != ELF_SYMBOL_TYPES::STT_FUNC && type != ELF_SYMBOL_TYPES::STT_GNU_IFUNC) continue;
     // shndx 0 is SHN_UNDEF: an import, whose value is 0 or a PLT address, not this function.
-    if (s.shndx() == 0 || s.value() == 0 || s.name().empty()) continue;
+    // Size-0 symbols (crtstuff's deregister_tm_clones, frame_dummy) are skipped because Valgrind
+    // skips them too: it prints their code as `0x...`, and a name here would not match.
+    if (s.shndx() == 0 || s.value() == 0 || s.size() == 0 || s.name().empty()) continue;
     Candidate c;
     c.symbol.addr = s.value();
     c.symbol.size = s.size();
     c.symbol.name = s.name();
-    c.leading_underscores =
-        static_cast<int>(std::find_if(c.symbol.name.begin(), c.symbol.name.end(),
-                                      [](char ch) { return ch != '_'; }) -
-                         c.symbol.name.begin());
-    c.binding_rank = BindingRank(s.binding());
+    RankName(&c);
     out->push_back(std::move(c));
   }
 }
@@ -237,10 +235,8 @@ std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path,
     if (!debug_file.empty()) CollectFunctions(debug.binary->static_symbols(), &candidates);
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return std::forward_as_tuple(a.symbol.addr, a.leading_underscores, a.binding_rank,
-                                 a.symbol.name.size(), a.symbol.name) <
-           std::forward_as_tuple(b.symbol.addr, b.leading_underscores, b.binding_rank,
-                                 b.symbol.name.size(), b.symbol.name);
+    return std::forward_as_tuple(a.symbol.addr, a.base_length, a.version_rank, a.symbol.name) <
+           std::forward_as_tuple(b.symbol.addr, b.base_length, b.version_rank, b.symbol.name);
   });
   std::vector<ElfSymbol> symbols;
   symbols.reserve(candidates.size());

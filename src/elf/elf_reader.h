@@ -15,11 +15,10 @@ namespace cg_inject {
 /// ET_EXEC/ET_DYN ELF file, or malformed (see CheckElfHeader); LIEF exceptions are caught here and
 /// become reasons too. A debug file that cannot be read is skipped. Never throws for a bad file.
 ///
-/// Symbols: defined STT_FUNC and STT_GNU_IFUNC entries of .symtab and .dynsym with a non-zero
-/// address. At one address the preferred name has the fewest leading underscores, then the
-/// strongest binding (global/unique, weak, local), then is the shortest, then sorts first. The
-/// first two rules match what Valgrind 3.19 prints for libc's `getpid` (weak) over `__getpid`
-/// (global).
+/// Symbols: defined STT_FUNC and STT_GNU_IFUNC entries of .symtab and .dynsym (and the debug
+/// file's .symtab) with a non-zero address and size, as Valgrind 3.19 reads them. At one address
+/// the primary name is the one Valgrind prints: the shortest without its version suffix, then
+/// "name@@VER" before "name@VER" before "name", then byte order.
 std::unique_ptr<ObjectImage> TryOpenElfObject(const std::string& image_path,
                                               const ObjectCatalogOptions& options,
                                               std::string* why_absent);

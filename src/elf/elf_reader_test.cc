@@ -173,7 +173,7 @@ TEST(ElfReaderTest, ReadsLoadedLibc) {
   }
 
   // glibc exports getpid both as weak `getpid` and global `__getpid`; Valgrind 3.19 names it
-  // `getpid`, and so does the reader's preference (fewest leading underscores first).
+  // `getpid`, and so does the reader's preference (shortest name first).
   void* alias = dlsym(libc, "__getpid");
   if (alias == getpid_addr) {
     const ElfSymbol* s = image->FindSymbol("__getpid");
@@ -331,6 +331,68 @@ TEST(ElfReaderTest, DebugFileMustCarryTheSameBuildId) {
   image = Open("/proc/self/exe", &why, options);
   ASSERT_NE(image, nullptr) << why;
   EXPECT_EQ(image->debug_file(), "");
+}
+
+struct RawSymbol {
+  uint64_t addr, size;
+  std::string name;
+};
+
+// Defined function symbols of a 64-bit ELF file's .symtab, read with <elf.h> alone.
+std::vector<RawSymbol> ReadSymtabFunctions(const std::string& file) {
+  std::vector<RawSymbol> out;
+  Elf64_Ehdr eh;
+  if (file.size() < sizeof eh) return out;
+  memcpy(&eh, file.data(), sizeof eh);
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64) return out;
+  auto section = [&](uint64_t index) {
+    Elf64_Shdr sh;
+    memcpy(&sh, file.data() + eh.e_shoff + index * sizeof sh, sizeof sh);
+    return sh;
+  };
+  for (uint64_t i = 0; i < eh.e_shnum; ++i) {
+    const Elf64_Shdr symtab = section(i);
+    if (symtab.sh_type != SHT_SYMTAB) continue;
+    const Elf64_Shdr strtab = section(symtab.sh_link);
+    for (uint64_t at = 0; at + sizeof(Elf64_Sym) <= symtab.sh_size; at += sizeof(Elf64_Sym)) {
+      Elf64_Sym sym;
+      memcpy(&sym, file.data() + symtab.sh_offset + at, sizeof sym);
+      const int type = ELF64_ST_TYPE(sym.st_info);
+      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF) continue;
+      out.push_back({sym.st_value, sym.st_size, file.data() + strtab.sh_offset + sym.st_name});
+    }
+  }
+  return out;
+}
+
+TEST(ElfReaderTest, AgreesWithSymtabOfOwnExecutable) {
+  const std::string file = ReadWholeFile("/proc/self/exe");
+  const std::vector<RawSymbol> raw = ReadSymtabFunctions(file);
+  ASSERT_GT(raw.size(), 100u) << "the test executable should not be stripped";
+  std::string why;
+  std::unique_ptr<ObjectImage> image = Open("/proc/self/exe", &why);
+  ASSERT_NE(image, nullptr) << why;
+  int64_t sized = 0;
+  for (const RawSymbol& r : raw) {
+    SCOPED_TRACE(r.name);
+    const ElfSymbol* s = image->LookupSymbol(r.addr);
+    if (r.size == 0) {
+      // Skipped as Valgrind skips them, unless another symbol covers the address.
+      if (s != nullptr) {
+        EXPECT_NE(s->name, r.name);
+      }
+      continue;
+    }
+    ++sized;
+    ASSERT_NE(s, nullptr);
+    if (s->addr != r.addr) continue;  // inside an enclosing symbol; the innermost starts later
+    if (s->name != r.name) {
+      EXPECT_THAT(image->AliasesOf(*s), ::testing::Contains(r.name));
+      EXPECT_LE(s->name.size(), r.name.size());  // the shorter name is primary
+    }
+    EXPECT_NE(image->FindSymbol(r.name), nullptr);
+  }
+  EXPECT_GT(sized, 100);
 }
 
 TEST(ElfReaderTest, MissingFileIsAbsent) {
