@@ -18,7 +18,9 @@ esac
 mkdir -p "$out"
 # -O1 and no frame-pointer games: the helper library's code is the same for the JIT and the twin
 # because both load this one file.
-flags=(-O1 -g -Wall -Wextra -Werror -I"$src" -I"$vg/include")
+# -z now: no lazy PLT binding, whose first-caller-pays cost (a _dl_runtime_resolve edge) would
+# land in whichever thread happens to call first.
+flags=(-O1 -g -Wall -Wextra -Werror -I"$src" -I"$vg/include" -Wl,-z,now)
 cc -O1 -Wall -Wextra -Werror -I"$src" -o "$out/twin_gen" "$src/twin_gen.c" "$src/emit.c"
 "$out/twin_gen" "$arch" tests/e2e/jit/workload.mini > "$out/twin_code.S"
 "$cc" "${flags[@]}" -fPIC -shared -o "$out/libcgjit_helpers.so" "$src/helpers.c"
