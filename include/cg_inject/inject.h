@@ -28,6 +28,11 @@
 //   its entry resolved to. When several versions still fit, part number q (the `part:` header,
 //   else the part's index + 1) takes the q-th loaded version (the last one when there are fewer):
 //   with CALLGRIND_DUMP_STATS_AT dumps, later parts ran later code. Such choices are counted.
+//   When one block holds the code of several versions at its entry (reuse without a dump in
+//   between), each version with instructions of its own there gets them; lines that fit several
+//   (the shared entry) and the calls into the block are split among them in proportion to their
+//   estimated entry counts (first event at each version's lowest own address); the inclusive cost
+//   of those calls is split in proportion to each version's cost in the block.
 // - Real-object code that a source also lists (Node's `Builtin:X` = ELF `Builtins_X`): a
 //   source never renames a function of a real object. An address is object code when a block of
 //   that object has a cost line there, or when it lies in the extent of an object whose addresses
@@ -117,6 +122,7 @@ struct InjectStats {
   int64_t reused_ranges = 0;          // from the index: overlapping versions of different functions
   int64_t reused_addresses_seen = 0;  // profile addresses with more than one candidate version
   int64_t ambiguous_choices = 0;      // addresses where several versions fit equally
+  int64_t reused_blocks_split = 0;    // blocks holding several versions' code, split among them
   std::vector<Unresolved> top_unresolved;
   std::vector<std::string> invariant_violations;
 

@@ -61,6 +61,14 @@ struct InBlock {
   Position max_kept;
   uint32_t max_kept_file = 0;
   // Filled at part end.
+  // Code reuse inside one block (an address re-emitted without a dump in between, so one fn=
+  // holds both versions): the versions at the entry that have instructions of their own here,
+  // their estimated entry counts (first event at their lowest own address) and per-event cost
+  // (self + calls) in this block. Empty when the block has one owner.
+  std::vector<const CodeVersion*> coowners;
+  std::vector<int> coowner_ids;
+  std::vector<uint64_t> coowner_counts;
+  std::vector<std::vector<uint64_t>> coowner_weights;
   const CodeVersion* version = nullptr;
   int identity = -1;
   int base_identity = -1;
@@ -102,6 +110,10 @@ class Injector::Impl {
   void ResolveBlocks();
   void ProcessBlock(InBlock* block);
   int Owner(const InBlock& block, uint64_t addr, const CodeVersion** version);
+  void FindCoowners(InBlock* block);
+  /// Indices of the co-owners of `block` whose instruction boundaries fit `addr`.
+  void CoownersAt(const InBlock& block, uint64_t addr, std::vector<size_t>* fits);
+  static bool IsOwn(const InBlock& block, int owner);
   int Identity(const CodeVersion* version, uint32_t suffix);
   int PassIdentity(const FunctionKey& key);
   void LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line, uint32_t* file);

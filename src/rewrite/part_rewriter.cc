@@ -3,6 +3,7 @@
 // edges are added for cost that left its block, the part's JIT functions are written out, and the
 // invariants are checked. Rules: include/cg_inject/inject.h.
 #include <algorithm>
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -14,6 +15,25 @@ namespace cg_inject {
 
 namespace {
 constexpr size_t kMaxViolationMessages = 20;
+
+// Splits `total` in proportion to `weights`; the last share takes the rounding rest, so the
+// shares always add up to `total`. Equal shares when all weights are 0.
+__extension__ typedef unsigned __int128 Uint128;  // products of two 64-bit costs
+
+std::vector<uint64_t> Split(uint64_t total, const std::vector<uint64_t>& weights) {
+  std::vector<uint64_t> shares(weights.size(), 0);
+  if (weights.empty()) return shares;
+  Uint128 sum = 0;
+  for (uint64_t w : weights) sum += w;
+  uint64_t given = 0;
+  for (size_t i = 0; i + 1 < weights.size(); ++i) {
+    Uint128 share = sum ? Uint128(total) * weights[i] / sum : Uint128(total) / weights.size();
+    shares[i] = uint64_t(share);
+    given += shares[i];
+  }
+  shares.back() = total - given;
+  return shares;
+}
 
 std::string FormatCosts(std::span<const uint64_t> costs) {
   std::string out;
@@ -97,7 +117,73 @@ void Injector::Impl::ResolveBlocks() {
     if (!b.version) b.version = index_.Lookup(b.entry);
     b.identity = Identity(b.version, b.suffix);
     b.base_identity = b.suffix ? Identity(b.version, 0) : b.identity;
+    if (instr_col_ >= 0) FindCoowners(&b);
   }
+}
+
+bool Injector::Impl::IsOwn(const InBlock& block, int owner) {
+  return owner == block.identity || std::find(block.coowner_ids.begin(), block.coowner_ids.end(),
+                                              owner) != block.coowner_ids.end();
+}
+
+void Injector::Impl::CoownersAt(const InBlock& block, uint64_t addr, std::vector<size_t>* fits) {
+  fits->clear();
+  for (size_t i = 0; i < block.coowners.size(); ++i)
+    if (chooser_.FitsBoundary(*block.coowners[i], addr)) fits->push_back(i);
+}
+
+void Injector::Impl::FindCoowners(InBlock* block) {
+  InBlock& b = *block;
+  std::vector<const CodeVersion*> candidates = index_.LookupAll(b.entry);
+  if (candidates.size() < 2) return;
+  const size_t instr = size_t(instr_col_);
+  // First-event count per address, ascending, so the first exclusive address of a version is
+  // its lowest own instruction.
+  std::map<uint64_t, uint64_t> counts;
+  for (const auto& [key, offset] : b.agg.costs)
+    counts[key.pos.values[instr]] += pool_.First(offset);
+  std::vector<bool> active(candidates.size(), false);
+  std::vector<uint64_t> entry_counts(candidates.size(), 0);
+  for (const auto& [addr, count] : counts) {
+    size_t fitting = 0, only = 0;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (chooser_.FitsBoundary(*candidates[i], addr)) {
+        ++fitting;
+        only = i;
+      }
+    }
+    if (fitting == 1 && !active[only]) {
+      active[only] = true;
+      entry_counts[only] = count;
+    }
+  }
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (!active[i]) continue;
+    b.coowners.push_back(candidates[i]);
+    b.coowner_counts.push_back(std::max<uint64_t>(entry_counts[i], 1));
+  }
+  if (b.coowners.size() < 2) {
+    b.coowners.clear();
+    b.coowner_counts.clear();
+    return;
+  }
+  ++stats_.reused_blocks_split;
+  b.coowner_weights.assign(b.coowners.size(), std::vector<uint64_t>(events_, 0));
+  std::vector<size_t> fits;
+  auto weigh = [&](uint64_t addr, std::span<const uint64_t> costs) {
+    CoownersAt(b, addr, &fits);
+    if (fits.empty()) return;
+    std::vector<uint64_t> weights;
+    for (size_t i : fits) weights.push_back(b.coowner_counts[i]);
+    for (size_t e = 0; e < events_ && e < costs.size(); ++e) {
+      std::vector<uint64_t> shares = Split(costs[e], weights);
+      for (size_t k = 0; k < fits.size(); ++k) b.coowner_weights[fits[k]][e] += shares[k];
+    }
+  };
+  for (const auto& [key, offset] : b.agg.costs) weigh(key.pos.values[instr], pool_.Get(offset));
+  for (const auto& [key, value] : b.agg.calls)
+    weigh(key.site.values[instr], pool_.Get(value.inclusive));
+  for (const CodeVersion* v : b.coowners) b.coowner_ids.push_back(Identity(v, b.suffix));
 }
 
 int Injector::Impl::Owner(const InBlock& block, uint64_t addr, const CodeVersion** version) {
@@ -112,6 +198,14 @@ int Injector::Impl::Owner(const InBlock& block, uint64_t addr, const CodeVersion
       out_[size_t(owner)].moved_in = true;
       ++stats_.object_code_lines;
       return owner;
+    }
+    if (!block.coowners.empty()) {
+      for (size_t i = 0; i < block.coowners.size(); ++i) {
+        if (chooser_.FitsBoundary(*block.coowners[i], addr)) {
+          *version = block.coowners[i];
+          return block.coowner_ids[i];
+        }
+      }
     }
     const CodeVersion* v = chooser_.Choose(addr, block.version, part_number_);
     if (!v) return block.identity;  // not covered: stays with the block's function
@@ -184,7 +278,7 @@ void Injector::Impl::ProcessBlock(InBlock* block) {
         out_key.target = Convert(key.target, line);
         out_key.target_file = file;
         out_key.target_function = out_[size_t(target)].key.function;
-        if (owner == b.identity && target_base != b.base_identity) {
+        if (IsOwn(b, owner) && target_base != b.base_identity) {
           SynthEdge& e = Edge(b.identity, target_base);
           e.jump_count += value.followed;
           if (!e.has_jump_site && value.followed > 0) {
@@ -212,8 +306,31 @@ void Injector::Impl::ProcessBlock(InBlock* block) {
     f.agg.AddJump(out_key, value.followed, value.executed);
   }
 
+  std::vector<size_t> fits;
   for (const auto& [key, offset] : b.agg.costs) {
     uint64_t addr = addr_of(key.pos);
+    if (!b.coowners.empty()) {
+      CoownersAt(b, addr, &fits);
+      if (fits.size() > 1) {
+        // A line several reused versions share (their common entry): split by entry counts.
+        std::vector<uint64_t> copy(pool_.Get(offset).begin(), pool_.Get(offset).end());
+        std::vector<uint64_t> weights;
+        for (size_t i : fits) weights.push_back(b.coowner_counts[i]);
+        std::vector<std::vector<uint64_t>> shares(fits.size(), std::vector<uint64_t>(copy.size()));
+        for (size_t e = 0; e < copy.size(); ++e) {
+          std::vector<uint64_t> s = Split(copy[e], weights);
+          for (size_t k = 0; k < fits.size(); ++k) shares[k][e] = s[k];
+        }
+        for (size_t k = 0; k < fits.size(); ++k) {
+          CostKey out_key;
+          place(key.pos, key.file, b.coowners[fits[k]], &out_key.pos, &out_key.file);
+          OutFunction& f = out_[size_t(b.coowner_ids[fits[k]])];
+          f.needed = true;
+          f.agg.AddCost(&pool_, out_key, shares[k]);
+        }
+        continue;
+      }
+    }
     const CodeVersion* version = nullptr;
     int owner = Owner(b, addr, &version);
     CostKey out_key;
@@ -225,7 +342,7 @@ void Injector::Impl::ProcessBlock(InBlock* block) {
     OutFunction& f = out_[size_t(owner)];
     f.needed = true;
     f.agg.AddCost(&pool_, out_key, copy);
-    if (owner == b.identity) {
+    if (IsOwn(b, owner)) {
       if (b.jit && instr_col_ >= 0 && (!f.has_kept || PositionLess(f.max_kept, out_key.pos))) {
         f.has_kept = true;
         f.max_kept = out_key.pos;
@@ -270,6 +387,39 @@ void Injector::Impl::ProcessBlock(InBlock* block) {
       auto found = block_index_.find(key.target);
       const CodeVersion* tv = nullptr;
       int target = -1;
+      if (found != block_index_.end() && blocks_[size_t(found->second)].jit &&
+          !blocks_[size_t(found->second)].coowners.empty()) {
+        // A call into a block that several reused versions share: split it among them.
+        const InBlock& tb = blocks_[size_t(found->second)];
+        std::vector<uint64_t> counts = Split(value.count, tb.coowner_counts);
+        std::vector<std::vector<uint64_t>> incl_shares(tb.coowners.size(),
+                                                       std::vector<uint64_t>(copy.size()));
+        for (size_t e = 0; e < copy.size(); ++e) {
+          std::vector<uint64_t> w;
+          for (const auto& weights : tb.coowner_weights) w.push_back(weights[e]);
+          std::vector<uint64_t> s = Split(copy[e], w);
+          for (size_t k = 0; k < s.size(); ++k) incl_shares[k][e] = s[k];
+        }
+        uint64_t entered_at = instr_col_ >= 0 ? key.target_pos.values[instr] : target_addr;
+        OutFunction& f = out_[size_t(owner)];
+        f.needed = true;
+        for (size_t k = 0; k < tb.coowners.size(); ++k) {
+          uint32_t line = 0, file = 0;
+          LineOf(*tb.coowners[k], entered_at, &line, &file);
+          CallKey split_key = out_key;
+          split_key.target = out_[size_t(tb.coowner_ids[k])].key;
+          split_key.target_pos = Convert(key.target_pos, line);
+          out_[size_t(tb.coowner_ids[k])].needed = true;
+          f.agg.AddCall(&pool_, split_key, counts[k], incl_shares[k]);
+        }
+        ++stats_.calls_renamed;
+        if (!IsOwn(b, owner)) {
+          SynthEdge& e = Edge(b.identity, owner);
+          pool_.Add(e.inclusive, copy);
+          if (!e.target_version) e.target_version = site_version;
+        }
+        continue;
+      }
       if (found != block_index_.end() && blocks_[size_t(found->second)].jit) {
         const InBlock& tb = blocks_[size_t(found->second)];
         tv = tb.version;
@@ -303,7 +453,7 @@ void Injector::Impl::ProcessBlock(InBlock* block) {
       f.needed = true;
       f.agg.AddCall(&pool_, out_key, value.count, copy);
     }
-    if (owner != b.identity) {
+    if (!IsOwn(b, owner)) {
       SynthEdge& e = Edge(b.identity, owner);
       pool_.Add(e.inclusive, copy);
       if (!e.target_version) e.target_version = site_version;

@@ -75,8 +75,8 @@ void AppendStatsText(const InjectStats& s, std::string* out) {
   AppendF(out,
           "cg-inject: reused code ranges in sources: %" PRId64
           ", reused addresses in the profile: %" PRId64 ", ambiguous version choices: %" PRId64
-          "\n",
-          s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices);
+          ", blocks split among reused versions: %" PRId64 "\n",
+          s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices, s.reused_blocks_split);
   if (s.object_code_lines > 0)
     AppendF(out,
             "cg-inject: cost lines in JIT blocks given back to real objects' functions: %" PRId64
@@ -130,7 +130,8 @@ void AppendStatsJson(const InjectStats& s, std::string* out) {
           ",\"reused_addresses_seen\":%" PRId64 ",\"ambiguous_choices\":%" PRId64,
           s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved, s.calls_renamed,
           s.cost_lines_moved, s.cost_moved, s.edges_synthesized, s.internal_transfers_dropped,
-          s.object_code_lines, s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices);
+          s.object_code_lines, s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices,
+          s.reused_blocks_split);
   *out += ",\"top_unresolved\":[";
   for (size_t i = 0; i < s.top_unresolved.size(); ++i) {
     if (i) *out += ',';
