@@ -89,7 +89,9 @@ const x3::symbols<Key> kKeys({
 });
 const auto kKeyLine = kKeys >> '=';
 // Unknown header keys are kept, so accept the shapes old writers used ("timeframe (BB):").
-const auto kHeaderKey = x3::alpha >> *(x3::alnum | x3::char_("_ ()-")) >> ':';
+// Explicit ranges, not x3::alpha/alnum: those assert on bytes >= 0x80 (found by the fuzzer).
+const auto kLetter = x3::char_('a', 'z') | x3::char_('A', 'Z');
+const auto kHeaderKey = kLetter >> *(kLetter | x3::char_('0', '9') | x3::char_("_ ()-")) >> ':';
 
 // --- small helpers ---------------------------------------------------------------------------
 

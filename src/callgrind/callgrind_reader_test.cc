@@ -315,6 +315,20 @@ TEST(CallgrindReaderErrorTest, BadNames) {
             "jcnd= or a cost line, got '%%%'");
 }
 
+TEST(CallgrindReaderErrorTest, HighBytesAreNotLetters) {
+  // Fuzzer find: x3::alpha asserted on bytes >= 0x80.
+  std::string head(kHead);
+  EXPECT_EQ(ErrorOf(head + "\xC3\xA9t\xC3\xA9: x\n"),
+            "t.cg:3: expected a header line (key: value), a name line (fn=...), calls=, jump=, "
+            "jcnd= or a cost line, got '\xC3\xA9t\xC3\xA9: x'");
+  EXPECT_EQ(ErrorOf(head + "ab\xFF: x\n"),
+            "t.cg:3: expected a header line (key: value), a name line (fn=...), calls=, jump=, "
+            "jcnd= or a cost line, got 'ab\xFF: x'");
+  EXPECT_EQ(
+      Parse(head + "fn=\xC3\xA9t\xC3\xA9\n1 1\n"),
+      "part 0\nheader events=Ir\nlayout line | Ir\nfn ||\xC3\xA9t\xC3\xA9\ncost 1 [] 1\nend\n");
+}
+
 TEST(CallgrindReaderErrorTest, BadCalls) {
   std::string head(kHead);
   EXPECT_EQ(ErrorOf(head + "fn=f\ncalls=1 2\n1 1\n"),

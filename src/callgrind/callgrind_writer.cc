@@ -96,8 +96,13 @@ void CallgrindWriter::OnPartBegin(int part_index) {
     Put("# callgrind format\n");
     wrote_anything_ = true;
   } else if (part_index > 0) {
+    // Parts are told apart by header lines that follow body lines. A part whose body held only
+    // name lines (no records) would leave no body line and merge with the next part, so give it
+    // an empty fl=, which sets no record (fuzzer find).
+    if (!body_written_) Put("fl=\n");
     PutChar('\n');
   }
+  body_written_ = false;
   current_ = Current{};
   has_last_ = false;
   last_ = Position{};
@@ -162,6 +167,7 @@ void CallgrindWriter::AppendName(std::string_view tag, Space space, const Name& 
 }
 
 void CallgrindWriter::OnFunction(const FunctionContext& function) {
+  body_written_ = true;
   PutChar('\n');
   if (function.object.id != 0 &&
       (!current_.has_object || current_.object != function.object.text)) {
@@ -245,6 +251,7 @@ void CallgrindWriter::AppendCosts(std::span<const uint64_t> costs) {
 }
 
 void CallgrindWriter::OnCost(const CostRecord& cost) {
+  body_written_ = true;
   SwitchSourceFile(cost.source_file);
   AppendPosition(cost.position, true);
   AppendCosts(cost.costs);
@@ -253,6 +260,7 @@ void CallgrindWriter::OnCost(const CostRecord& cost) {
 }
 
 void CallgrindWriter::OnCall(const CallRecord& call) {
+  body_written_ = true;
   SwitchSourceFile(call.source_file);
   if (call.target_object.id != 0 &&
       (!current_.has_object || current_.object != call.target_object.text)) {
@@ -275,6 +283,7 @@ void CallgrindWriter::OnCall(const CallRecord& call) {
 }
 
 void CallgrindWriter::OnJump(const JumpRecord& jump) {
+  body_written_ = true;
   SwitchSourceFile(jump.source_file);
   if (jump.target_file.id != 0 &&
       (!current_.has_file || current_.source_file != jump.target_file.text)) {

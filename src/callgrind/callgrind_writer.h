@@ -75,6 +75,7 @@ class CallgrindWriter : public ProfileSink {
   std::string buffer_;  // fixed size; the first used_ bytes are pending output
   size_t used_ = 0;
   bool wrote_anything_ = false;
+  bool body_written_ = false;  // a body line was written in the current part
 
   // Compression ids by name text, per name space; they persist across parts like the reader's.
   struct StringHash {

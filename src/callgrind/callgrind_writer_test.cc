@@ -108,6 +108,14 @@ TEST(CallgrindWriterTest, PartsHeadersAndTrailingTotals) {
             "\npart: 2\nevents: Ir Dr\n\n\nfn=(1)\n1 6 1\ntotals: 6 1\n");
 }
 
+TEST(CallgrindWriterTest, PartWithoutRecordsStaysAPart) {
+  // Fuzzer find: a part whose body is only a name line must not merge with the next part.
+  std::string out =
+      ExpectRoundTrip("# callgrind format\nevents: A\nfl=x\n\nevents: A B\nfn=f\n1 2 3\n");
+  EXPECT_EQ(out, "# callgrind format\nevents: A\n\nfl=\n\nevents: A B\n\n\nfn=(1) f\n1 2 3\n");
+  EXPECT_EQ(Summary(out).parts().size(), 2u);
+}
+
 TEST(CallgrindWriterTest, TrailingZeroCostsAreLeftOut) {
   // (A relative position is used only when strictly shorter: "+1" is not shorter than "2".)
   EXPECT_EQ(Rewrite("# callgrind format\nevents: A B C\nfn=f\n1 5 0 0\n2 0 0 0\n3 0 7\n"),
