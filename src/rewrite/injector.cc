@@ -182,7 +182,6 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
     mode_ = Mode::kJit;
     return;
   }
-  NoteObject(key.object);
   mode_ = Mode::kPass;
   pending_header_ = true;
   cur_deferred_ = false;
@@ -270,6 +269,9 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
   }
   if (instr_col_ >= 0) {
     uint64_t addr = cost.position.values[size_t(instr_col_)];
+    // Only objects with code where a source lists code are asked whether their addresses are
+    // absolute: that may read their ELF file (Node's is 100 MB).
+    if (addr >= index_min_ && addr < index_max_) NoteObject(b.key.object);
     if (IsJitAddress(b.key.object, addr)) {
       b.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
       cur_deferred_ = true;
