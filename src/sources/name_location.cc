@@ -7,6 +7,7 @@
 //   MoarVM                            NAME(FILE:LINE)
 //   PHP opcache JIT                   JIT$NAME, JIT$/path/script.php (the main script), JIT$$stub
 //   HotSpot perf-map-agent            LPKG/CLASS;::METHOD (no location; only made readable)
+//   Ruby YJIT / ZJIT                  [[JIT] |zjit::]LABEL@PATH:LINE (yjit iseq_get_location)
 // Each row is one function; the first row that accepts a name wins. Names without a convention
 // (Julia `julia_f_12`, .NET signatures, wasmtime Rust paths, V8 builtins) stay as they are.
 #include "sources/name_location.h"
@@ -168,17 +169,34 @@ bool ParseJavaDescriptor(std::string_view name, NameLocation* out) {
   return true;
 }
 
+bool ParseRuby(std::string_view name, NameLocation* out) {
+  std::string_view rest = name;
+  for (std::string_view prefix : {std::string_view("[JIT] "), std::string_view("zjit::")}) {
+    if (rest.starts_with(prefix)) rest.remove_prefix(prefix.size());
+  }
+  size_t at = rest.rfind('@');
+  if (at == std::string_view::npos || at == 0) return false;
+  std::string_view file;
+  uint32_t line_no = 0;
+  if (!SplitFileLine(rest.substr(at + 1), &file, &line_no)) return false;
+  out->function = std::string(rest.substr(0, at));
+  out->file = file;
+  out->line_no = line_no;
+  return true;
+}
+
 struct Convention {
   std::string_view tag;
   bool (*parse)(std::string_view, NameLocation*);
 };
 
-constexpr std::array<Convention, 6> kConventions = {{
+constexpr std::array<Convention, 7> kConventions = {{
     {"cpython", ParseCpython},
     {"v8", ParseV8},
     {"luajit", ParseLuaJit},
     {"php", ParsePhp},
     {"java", ParseJavaDescriptor},
+    {"ruby", ParseRuby},
     {"moarvm", ParseMoarVm},
 }};
 

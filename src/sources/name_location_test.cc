@@ -54,6 +54,10 @@ constexpr Case kCases[] = {
     // HotSpot perf-map-agent descriptors (made up).
     {"Ljava/lang/String;::hashCode", "java.lang.String::hashCode", "", 0, "java"},
     {"Interpreter", "Interpreter", "", 0, ""},
+    // Ruby YJIT/ZJIT (label@path:line as yjit's iseq_get_location writes it; made up).
+    {"[JIT] block in <main>@/app/bench.rb:12", "block in <main>", "/app/bench.rb", 12, "ruby"},
+    {"zjit::fib@/app/fib.rb:1", "fib", "/app/fib.rb", 1, "ruby"},
+    {"user@example.com", "user@example.com", "", 0, ""},
     // No convention: Julia, .NET, wasmtime (corpus).
     {"julia_fibonacci_16", "julia_fibonacci_16", "", 0, ""},
     {"stub<1> AllocateTemporaryEntryPoints<PRECODE_STUB>",
