@@ -18,10 +18,12 @@ namespace cg_inject {
 
 class Diagnostics;
 
-/// A function symbol (STT_FUNC or STT_GNU_IFUNC, defined) from .symtab or .dynsym.
+/// A function symbol (STT_FUNC or STT_GNU_IFUNC, defined) from .symtab, .dynsym or the separate
+/// debug file's .symtab. The reader skips size-0 symbols, as Valgrind does; in-memory images may
+/// have them.
 struct ElfSymbol {
   uint64_t addr = 0;  // ELF virtual address (st_value)
-  uint64_t size = 0;  // st_size; 0 when the object does not say
+  uint64_t size = 0;  // st_size
   std::string name;   // as stored, not demangled; glibc's .symtab has "memcpy@@GLIBC_2.14"
 
   /// True when `a` lies in [addr, addr + size); a symbol of size 0 contains only its own address.
