@@ -163,7 +163,10 @@ TEST_F(RunTest, MalformedInputLeavesNoOutput) {
   fs::create_directories(dir_ / "out");
   EXPECT_EQ(Run({"-i", in, "-o", out}), ExitCode::kInputError);
   std::string err = Stderr();
-  EXPECT_EQ(err.rfind("cg-inject: " + in + ":4: ", 0), 0u) << err;
+  EXPECT_NE(err.find("\ncg-inject: " + in +
+                     ":4: expected a cost (a decimal or 0x hex number), got 'x'\n"),
+            std::string::npos)
+      << err;
   EXPECT_TRUE(FilesIn(dir_ / "out").empty());
 }
 

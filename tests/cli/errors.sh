@@ -14,7 +14,7 @@ check_bad() {
 }
 
 check_bad bad-cost 4 '# callgrind format\nevents: Ir\nfn=main\n12 abc\n'
-check_bad calls-without-cost 5 '# callgrind format\nevents: Ir\nfn=main\ncfn=f\ncalls=1 2\n'
+check_bad calls-without-cost 6 '# callgrind format\nevents: Ir\nfn=main\ncfn=f\ncalls=1 2\n'
 check_bad unknown-name-id 3 '# callgrind format\nevents: Ir\nfn=(7)\n1 1\n'
 check_bad too-many-costs 4 '# callgrind format\nevents: Ir\nfn=main\n1 1 2\n'
 

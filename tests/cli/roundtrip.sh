@@ -6,9 +6,19 @@
 source "$(dirname "$0")/lib.sh"
 need_corpus
 
-# callgrind_annotate's view, minus the lines that name the file it read.
+# callgrind_annotate's view (stdout only: its perl warnings carry input line numbers), minus the
+# lines that name the file it read. It cannot read zstd, so compressed files are expanded first.
 annotate() {
-  callgrind_annotate "$@" 2>&1 | grep -vE '^(Profile data file|Data file:|Profiled target|Events recorded|Events shown|Event sort order|Thresholds|Include dirs|User annotated|Auto-annotation|Auto-annotated source)' || true
+  local file=${*: -1}
+  local opts=("${@:1:$#-1}")
+  if [[ $(head -c 4 "$file" | od -An -tx1 | tr -d ' ') == 28b52ffd ]]; then
+    local plain
+    plain=$(mktemp "$scratch/annotate.XXXXXX")
+    zstd -q -d -c "$file" >"$plain"
+    file=$plain
+  fi
+  callgrind_annotate "${opts[@]}" "$file" 2>/dev/null |
+    grep -vE '^(Profile data file|Data file:|Profiled target|Events recorded|Events shown|Event sort order|Thresholds|Include dirs|User annotated|Auto-annotation|Auto-annotated source)' || true
 }
 
 files=()
