@@ -85,7 +85,8 @@ enum class CodeArch : uint8_t { kUnknown, kX86_64, kAArch64 };
 struct InjectOptions {
   /// Write even when an invariant check fails (the violation is still reported).
   bool force = false;
-  /// Architecture of the code bytes; kUnknown disables boundary checks (any address fits).
+  /// Architecture of code bytes whose source does not say (a jitdump's e_machine wins);
+  /// kUnknown disables boundary checks for them (any address fits).
   CodeArch arch = CodeArch::kX86_64;
   /// How many unresolved JIT-looking addresses InjectStats::top_unresolved keeps.
   int top_unresolved = 10;

@@ -17,15 +17,26 @@ VersionChooser::VersionChooser(const SymbolIndex& index, CodeArch arch)
 
 VersionChooser::~VersionChooser() = default;
 
+CodeArch VersionChooser::ArchOf(const CodeVersion& version) const {
+  constexpr uint32_t kEmX86_64 = 62, kEmAArch64 = 183;
+  if (version.source < index_.sources().size()) {
+    uint32_t machine = index_.sources()[version.source].elf_machine;
+    if (machine == kEmX86_64) return CodeArch::kX86_64;
+    if (machine == kEmAArch64) return CodeArch::kAArch64;
+  }
+  return arch_;
+}
+
 const std::vector<uint8_t>& VersionChooser::Boundaries(const CodeVersion& version) {
   auto [it, inserted] = boundaries_.try_emplace(&version);
   std::vector<uint8_t>& flags = it->second;
   if (!inserted) return flags;
   const std::string& code = version.code;
   flags.assign(code.size(), 0);
-  if (arch_ == CodeArch::kAArch64) {
+  CodeArch arch = ArchOf(version);
+  if (arch == CodeArch::kAArch64) {
     for (size_t i = 0; i < code.size(); i += 4) flags[i] = 1;
-  } else if (arch_ == CodeArch::kX86_64) {
+  } else if (arch == CodeArch::kX86_64) {
     csh handle;
     if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) {
       std::fill(flags.begin(), flags.end(), 1);
@@ -57,7 +68,7 @@ const std::vector<uint8_t>& VersionChooser::Boundaries(const CodeVersion& versio
 
 bool VersionChooser::FitsBoundary(const CodeVersion& version, uint64_t addr) {
   if (!version.Contains(addr)) return false;
-  if (version.code.empty() || arch_ == CodeArch::kUnknown) return true;
+  if (version.code.empty() || ArchOf(version) == CodeArch::kUnknown) return true;
   uint64_t offset = addr - version.start;
   if (offset >= version.code.size()) return true;  // code bytes shorter than the range
   return Boundaries(version)[offset] != 0;

@@ -44,6 +44,9 @@ class VersionChooser {
 
  private:
   const std::vector<uint8_t>& Boundaries(const CodeVersion& version);
+  /// The architecture of `version`'s code: its source's e_machine (jitdump header) when known,
+  /// else the one given to the constructor.
+  CodeArch ArchOf(const CodeVersion& version) const;
   void NoteReuse(uint64_t addr, bool ambiguous);
 
   const SymbolIndex& index_;

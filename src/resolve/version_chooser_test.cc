@@ -66,3 +66,39 @@ TEST_F(VersionChooserTest, AArch64FixedWidth) {
 
 }  // namespace
 }  // namespace cg_inject
+
+namespace cg_inject {
+namespace {
+
+// A jitdump's e_machine overrides the default architecture: AArch64 code given to a chooser
+// that defaults to x86-64 is still checked with 4-byte instructions.
+TEST(VersionChooserMachineTest, SourceMachineWins) {
+  SymbolIndex index;
+  SymbolSourceInfo info;
+  info.path = "jit-1.dump";
+  info.kind = "jitdump";
+  info.elf_machine = 183;
+  uint32_t source = index.AddSource(info);
+  for (const char* name : {"a", "b"}) {
+    CodeVersion v;
+    v.start = 0x1000;
+    v.size = 8;
+    v.function_name = name;
+    v.source = source;
+    // As x86-64 this is one 7-byte instruction and a nop; as AArch64 two instructions.
+    v.code = std::string(
+        name[0] == 'a' ? "\x48\xc7\xc0\x01\x00\x00\x00\x90" : "\x90\x90\x90\x90\x90\x90\x90\x90",
+        8);
+    index.Add(std::move(v));
+  }
+  index.Finish();
+  VersionChooser c(index, CodeArch::kX86_64);
+  // 0x1004 is an instruction start of both (AArch64): ambiguous, part 1 takes the first.
+  EXPECT_EQ(c.Choose(0x1004, nullptr, 1)->function_name, "a");
+  EXPECT_EQ(c.ambiguous_choices(), 1);
+  // 0x1002 is no AArch64 instruction start; neither fits, so both stay candidates.
+  EXPECT_EQ(c.Choose(0x1002, nullptr, 2)->function_name, "b");
+}
+
+}  // namespace
+}  // namespace cg_inject
