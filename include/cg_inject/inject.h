@@ -17,8 +17,8 @@
 //   target lies in the target function, when there are any; otherwise the execution count of the
 //   target's entry instruction in the moved lines (first event, when it is `Ir`), or of the lowest
 //   moved address when the entry did not run from that block; 1 when the first event is not Ir.
-//   Its call site is the source of such a jump, else the block's last kept position before the
-//   first moved line, else the lowest moved position.
+//   Its call site is the source of such a jump, else the highest instruction position the block's
+//   function kept, else the lowest moved position.
 // - Blocks resolving to one function are merged; a call between pieces of one function that does
 //   not target its entry is an internal transfer and disappears (its cost is already the
 //   function's own); a call to the entry is recursion and stays. Equal positions and equal edges

@@ -258,8 +258,10 @@ void Injector::Impl::NoteKept(InBlock* block, const Position& pos, uint32_t file
 void Injector::Impl::OnCost(const CostRecord& cost) {
   in_acc_.Cost(cost.costs);
   Name file = names_.Map(cost.source_file);
-  if (mode_ == Mode::kNone) {
-    downstream_->OnCost(cost);
+  if (mode_ == Mode::kNone) {  // a cost line before any fn= (tolerated by the reader)
+    CostRecord out{ConvertPlain(cost.position), file, cost.costs};
+    downstream_->OnCost(out);
+    out_acc_.Cost(cost.costs);
     return;
   }
   InBlock& b = blocks_[size_t(cur_)];
@@ -296,11 +298,22 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   FunctionKey target{names_.Map(call.target_object).id, names_.Map(call.target_file).id,
                      names_.Map(call.target_function).id};
   in_acc_.Call(target, call.inclusive);
+  Name file = names_.Map(call.source_file);
+  auto forward = [&] {
+    CallRecord out = call;
+    out.source = ConvertPlain(call.source);
+    out.target = ConvertPlain(call.target);
+    out.source_file = file;
+    out.target_object = names_.Map(call.target_object);
+    out.target_file = names_.Map(call.target_file);
+    out.target_function = names_.Map(call.target_function);
+    downstream_->OnCall(out);
+    out_acc_.Call(target, call.inclusive);
+  };
   if (mode_ == Mode::kNone) {
-    downstream_->OnCall(call);
+    forward();
     return;
   }
-  Name file = names_.Map(call.source_file);
   InBlock& b = blocks_[size_t(cur_)];
   CallKey key{call.source, file.id, target, call.target};
   if (mode_ == Mode::kJit) {
@@ -316,25 +329,26 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     return;
   }
   EmitPassHeader();
-  CallRecord out = call;
-  out.source = ConvertPlain(call.source);
-  out.target = ConvertPlain(call.target);
-  out.source_file = file;
-  out.target_object = names_.Map(call.target_object);
-  out.target_file = names_.Map(call.target_file);
-  out.target_function = names_.Map(call.target_function);
-  downstream_->OnCall(out);
-  out_acc_.Call(target, call.inclusive);
+  forward();
 }
 
 void Injector::Impl::OnJump(const JumpRecord& jump) {
-  if (mode_ == Mode::kNone) {
-    downstream_->OnJump(jump);
-    return;
-  }
   Name file = names_.Map(jump.source_file);
   Name target_file = names_.Map(jump.target_file);
   Name target_function = names_.Map(jump.target_function);
+  auto forward = [&] {
+    JumpRecord out = jump;
+    out.source = ConvertPlain(jump.source);
+    out.target = ConvertPlain(jump.target);
+    out.source_file = file;
+    out.target_file = target_file;
+    out.target_function = target_function;
+    downstream_->OnJump(out);
+  };
+  if (mode_ == Mode::kNone) {
+    forward();
+    return;
+  }
   InBlock& b = blocks_[size_t(cur_)];
   JumpKey key{jump.source,        file.id,         jump.target, target_file.id,
               target_function.id, jump.conditional};
@@ -349,13 +363,7 @@ void Injector::Impl::OnJump(const JumpRecord& jump) {
     return;
   }
   EmitPassHeader();
-  JumpRecord out = jump;
-  out.source = ConvertPlain(jump.source);
-  out.target = ConvertPlain(jump.target);
-  out.source_file = file;
-  out.target_file = target_file;
-  out.target_function = target_function;
-  downstream_->OnJump(out);
+  forward();
 }
 
 void Injector::Impl::OnPartEnd() {

@@ -630,6 +630,24 @@ fn=0x0000000000003000
   EXPECT_EQ(stats_.reused_blocks_split, 1);
 }
 
+// Records before any fn= (some writers emit them; the reader tolerates them) pass through with
+// the injector's name ids and the added line column.
+TEST_F(InjectorTest, RecordsBeforeAnyFunctionPassThrough) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f");
+  Run(R"(positions: instr
+events: Ir
+fl=early.c
+0x10 4
+ob=???
+fl=???
+fn=0x0000000000001000
+0x1000 1
+)");
+  EXPECT_NE(out_.text().find("\n0x10 0 4\n"), std::string::npos) << out_.text();
+  EXPECT_THAT(F("jit.map|???|f").self, ElementsAre(1));
+}
+
 TEST_F(InjectorTest, StatsRenderers) {
   AddSource(kJit);
   Add(0x1000, 0x100, "f", "", 0);
