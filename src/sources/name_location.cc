@@ -68,6 +68,9 @@ bool ParseV8(std::string_view name, NameLocation* out) {
   static constexpr std::array<std::string_view, 7> kKinds = {
       "LazyCompile:",         "Function:",         "JS:", "Script:", "Eval:",
       "InterpretedFunction:", "OptimizedFunction:"};
+  // Every kind starts with a capital from E to S; many names that reach this row (.NET
+  // "stub<..>"/"void ...", Julia "julia_...", wasmtime "std::...") fail that before any compare.
+  if (name.empty() || name[0] < 'E' || name[0] > 'S') return false;
   std::string_view kind;
   for (std::string_view k : kKinds) {
     if (name.starts_with(k)) kind = k;

@@ -43,6 +43,10 @@ LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& pa
       loaded.details += ", " + Count(stats.debug_infos, "line table", "line tables");
     }
     if (stats.scan.truncated) loaded.details += ", last record cut off";
+    if (stats.header.flags & kJitdumpFlagArchTimestamp) {
+      loaded.details += ", arch timestamps";  // TSC-style; only their order is used here
+    }
+    if (stats.header.byte_swapped) loaded.details += ", byte-swapped";
   } else {
     PerfMapStats stats = ReadPerfMap(bytes, path, loaded.source, index, diagnostics);
     loaded.details = Count(stats.entries, "entry", "entries");

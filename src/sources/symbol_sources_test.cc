@@ -42,6 +42,18 @@ TEST(SymbolSourcesTest, DetectsTheFormat) {
   EXPECT_EQ(index.Lookup(0x2005)->source, b.source);
 }
 
+TEST(SymbolSourcesTest, JitdumpDetailsNoteHeaderFlags) {
+  SymbolIndex index;
+  Diagnostics diagnostics;
+  JitdumpBuilder swapped(/*swapped=*/true);
+  swapped.Header(62, 1, /*flags=*/1)
+      .CodeLoad(1, 0x1000, "\xc3", "f", 1)
+      .CodeLoad(2, 0x1001, "", "g", 2);
+  LoadedSource loaded = LoadSymbolSourceBytes(swapped.bytes(), "jit-1.dump", SourceKind::kDetect,
+                                              &index, &diagnostics);
+  EXPECT_EQ(loaded.details, "2 code loads, arch timestamps, byte-swapped");
+}
+
 TEST(SymbolSourcesTest, ExplicitKindIsChecked) {
   SymbolIndex index;
   Diagnostics diagnostics;
