@@ -30,8 +30,9 @@ case $arch in
   aarch64)
     # The launcher cannot exec an arm64 tool without binfmt, so run the tool itself under qemu.
     # -cpu cortex-a72: Valgrind asserts a 64- or 128-byte cache line when the icache is flushed.
+    # setarch -R: no host address randomisation, so qemu lays the guest out the same every time.
     valgrind=(env VALGRIND_LIB="$vg/libexec/valgrind" VALGRIND_LAUNCHER="$vg/bin/valgrind"
-      qemu-aarch64 -cpu cortex-a72 -L /usr/aarch64-linux-gnu
+      setarch -R qemu-aarch64 -cpu cortex-a72 -L /usr/aarch64-linux-gnu
       "$vg/libexec/valgrind/callgrind-arm64-linux") ;;
   *) echo "capture.sh: expected ARCH x86_64 or aarch64, got '$arch'" >&2; exit 2 ;;
 esac
@@ -69,11 +70,21 @@ run_one() {
   [ "$program" = twin ] || prog_opts+=(--out .)
   local cmd=("${valgrind[@]}" --tool=callgrind --callgrind-out-file="$scratch/callgrind.out.%p"
     "${vg_opts[@]}" "$run_dir/$program" "${prog_opts[@]}")
-  (cd "$scratch" && "${cmd[@]}" >stdout.txt 2>valgrind.txt) || {
+  # Valgrind under qemu crashed once in ld.so in about a hundred runs (before setarch -R): a run
+  # killed by a signal on AArch64 gets one more try, said on stderr.
+  local attempt rc
+  for attempt in 1 2; do
+    rc=0
+    (cd "$scratch" && "${cmd[@]}" >stdout.txt 2>valgrind.txt) || rc=$?
+    [ $rc -gt 128 ] && [ "$arch" = aarch64 ] && [ $attempt = 1 ] || break
+    echo "capture.sh: $arch/$scenario/$program died with status $rc under qemu; retrying" >&2
+    rm -f "$scratch"/callgrind.out.* "$scratch"/perf-*.map "$scratch"/jit-*.dump
+  done
+  if [ $rc != 0 ]; then
     cat "$scratch/valgrind.txt" >&2
-    echo "capture.sh: $arch/$scenario/$program failed" >&2
+    echo "capture.sh: $arch/$scenario/$program failed (status $rc)" >&2
     exit 1
-  }
+  fi
   local pid
   pid=$(ls "$scratch" | sed -n 's/^callgrind\.out\.\([0-9]*\).*/\1/p' | head -1)
   for f in "$scratch"/callgrind.out.*; do

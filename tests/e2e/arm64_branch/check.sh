@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 command -v qemu-aarch64 >/dev/null || { echo "qemu-aarch64 missing (apt-get install qemu-user)"; exit 77; }
 aarch64-linux-gnu-gcc -O0 -g -o "$tmp/branch" "$here/branch.c"
 (cd "$tmp" && env VALGRIND_LIB="$vg/libexec/valgrind" VALGRIND_LAUNCHER="$vg/bin/valgrind" \
-  qemu-aarch64 -cpu cortex-a72 -L /usr/aarch64-linux-gnu "$vg/libexec/valgrind/callgrind-arm64-linux" \
+  setarch -R qemu-aarch64 -cpu cortex-a72 -L /usr/aarch64-linux-gnu "$vg/libexec/valgrind/callgrind-arm64-linux" \
   --tool=callgrind --callgrind-out-file=callgrind.out ./branch 2>valgrind.txt) ||
   { cat "$tmp/valgrind.txt"; echo "FAIL: branch under callgrind"; exit 1; }
 python3 "$here/../cgsummary.py" --objects '^branch:' "$tmp/callgrind.out" | grep '^call' |
