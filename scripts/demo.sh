@@ -13,16 +13,26 @@ fi
 meson compile -C build-release cg-inject >/dev/null
 
 sample=tests/data/x86_64/instr
-input=$sample/callgrind.out
+input=$sample/callgrind.out.zst
 jitdump=$(ls "$sample"/jit-*.dump | head -n 1)
 output=$(mktemp -d)/callgrind.out.jit
 trap 'rm -rf "$(dirname "$output")"' EXIT
 
-echo "== before: callgrind_annotate $input (JIT code is bare addresses)"
-callgrind_annotate --inclusive=yes "$input" | sed -n '/^Ir/,$p' | head -n 14
+echo "== before: callgrind_annotate --inclusive=yes $input"
+echo "   JIT code is a bare address in an unknown object:"
+annotate() {
+  zstd -q -d -c -f "$1" | callgrind_annotate --inclusive=yes --threshold=100 /dev/stdin 2>/dev/null
+}
+annotate "$input" | grep -E '^ *[0-9,]+ \( *[0-9.]+%\)  \?\?\?:0x.*\[\?\?\?\]$' | head -n 10
 echo
 echo "== build-release/cg-inject -i $input --jitdump $jitdump -o $output --stats"
 build-release/cg-inject -i "$input" --jitdump "$jitdump" -o "$output" --stats
 echo
-echo "== after: callgrind_annotate $output (names, source files and lines from the jitdump)"
-callgrind_annotate --inclusive=yes "$output" | sed -n '/^Ir/,$p' | head -n 14
+echo "== after: the same functions with names, source files and lines from the jitdump:"
+annotate "$output" | grep -E '^ *[0-9,]+ \( *[0-9.]+%\)  .*\[jit-[0-9]+\.dump\]$' | head -n 10
+echo
+echo "   per-line view of the JIT source (callgrind_annotate --auto=yes):"
+zstd -q -d -c -f "$output" >"$output.plain"
+callgrind_annotate --auto=yes --show-percs=no "$output.plain" 2>/dev/null |
+  awk '/^-- Auto-annotated source: .*workload\.mini/ {on = 1} on && /^-- (Auto-annotated|User-annotated)/ && !/workload/ {on = 0} on' |
+  head -n 40 || true
