@@ -223,21 +223,29 @@ OpenedInput OpenAndPeek(const std::string& path) {
   return opened;
 }
 
+/// Discovered sources first, explicit ones last: the index prefers the latest-loaded version of an
+/// address, so a file named on the command line wins over one found by pid.
 std::vector<SourceSpec> CollectSources(const CliOptions& options, const RunEnvironment& env,
                                        const std::set<uint64_t>& pids) {
-  std::vector<SourceSpec> specs;
-  for (const std::string& p : options.jitdumps) specs.push_back({p, SourceKind::kJitdump, true});
-  for (const std::string& p : options.perf_maps) specs.push_back({p, SourceKind::kPerfMap, true});
-  if (!options.discover) return specs;
-  DiscoveryRoots roots = env.roots;
-  roots.jit_dirs.insert(roots.jit_dirs.end(), options.jit_dirs.begin(), options.jit_dirs.end());
+  std::vector<SourceSpec> explicit_specs;
+  for (const std::string& p : options.jitdumps)
+    explicit_specs.push_back({p, SourceKind::kJitdump, true});
+  for (const std::string& p : options.perf_maps)
+    explicit_specs.push_back({p, SourceKind::kPerfMap, true});
   std::set<std::string> seen;
-  for (const SourceSpec& s : specs) seen.insert(s.path);
-  for (uint64_t pid : pids) {
-    for (SourceSpec& found : DiscoverSources(pid, roots)) {
-      if (seen.insert(found.path).second) specs.push_back(std::move(found));
+  for (const SourceSpec& s : explicit_specs) seen.insert(s.path);
+
+  std::vector<SourceSpec> specs;
+  if (options.discover) {
+    DiscoveryRoots roots = env.roots;
+    roots.jit_dirs.insert(roots.jit_dirs.end(), options.jit_dirs.begin(), options.jit_dirs.end());
+    for (uint64_t pid : pids) {
+      for (SourceSpec& found : DiscoverSources(pid, roots)) {
+        if (seen.insert(found.path).second) specs.push_back(std::move(found));
+      }
     }
   }
+  specs.insert(specs.end(), explicit_specs.begin(), explicit_specs.end());
   return specs;
 }
 

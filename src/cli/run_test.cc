@@ -157,6 +157,33 @@ TEST_F(RunTest, DiscoveredPerfMapNamesBothSidesOfTheCall) {
   ASSERT_TRUE(part.calls.count({outer, inner})) << summary.ToText();
 }
 
+TEST_F(RunTest, ExplicitSourceWinsOverDiscoveredOne) {
+  Write("tmp/perf-4242.map", kPerfMap);
+  std::string mine = Write("mine.map", "4a2e000 100 explicit_outer\n");
+  std::string in = Write("callgrind.out.4242", kJitProfile);
+  std::string out = (dir_ / "out").string();
+  ASSERT_EQ(Run({"-i", in, "-o", out, "--perf-map", mine}), ExitCode::kOk) << Stderr();
+  // Both were used (the discovered one still names inner) ...
+  EXPECT_NE(Stderr().find("using perf map " + mine), std::string::npos) << Stderr();
+  EXPECT_NE(Stderr().find("perf-4242.map"), std::string::npos) << Stderr();
+  const PartSummary& part = Summarize(out).parts()[0];
+  // ... but where they overlap the explicit file names the code.
+  EXPECT_TRUE(part.functions.count({"mine.map", "???", "explicit_outer"}))
+      << Summarize(out).ToText();
+  EXPECT_TRUE(part.functions.count({"perf-4242.map", "/app/a.js", "inner"}));
+}
+
+TEST_F(RunTest, JitDirIsSearchedByPid) {
+  Write("elsewhere/perf-4242.map", kPerfMap);
+  std::string in = Write("callgrind.out.4242", kJitProfile);
+  std::string out = (dir_ / "out").string();
+  ASSERT_EQ(Run({"-i", in, "-o", out, "--jit-dir", (dir_ / "elsewhere").string()}), ExitCode::kOk);
+  EXPECT_NE(Stderr().find("using perf map " + (dir_ / "elsewhere" / "perf-4242.map").string()),
+            std::string::npos)
+      << Stderr();
+  EXPECT_EQ(Slurp(out).find("0x0000000004a2e000"), std::string::npos);
+}
+
 TEST_F(RunTest, MalformedInputLeavesNoOutput) {
   std::string in = Write("bad.out", "# callgrind format\nevents: Ir\nfn=f\n10 x\n");
   std::string out = (dir_ / "out" / "result").string();
