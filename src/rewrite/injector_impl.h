@@ -153,6 +153,8 @@ class Injector::Impl {
   std::unordered_map<const CodeVersion*, std::vector<std::pair<uint32_t, int>>> identity_cache_;
   CostAccounting in_acc_, out_acc_;
   std::vector<uint64_t> scratch_addrs_;
+  // A copy of one pooled cost vector: adding to the pool may move the original.
+  std::vector<uint64_t> scratch_costs_;
   // Real-object code that the index also lists: the source's version (its range) -> the object's
   // function that has cost lines in it (objects with absolute addresses only), and the objects
   // with absolute addresses seen in this part. Small: one entry per such version.

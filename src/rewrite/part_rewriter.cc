@@ -338,7 +338,8 @@ void Injector::Impl::ProcessBlock(InBlock* block) {
           &out_key.file);
     std::span<const uint64_t> costs = pool_.Get(offset);
     // Copy: AddCost may grow the pool and invalidate `costs`.
-    std::vector<uint64_t> copy(costs.begin(), costs.end());
+    std::vector<uint64_t>& copy = scratch_costs_;  // reused: one allocation per part, not per line
+    copy.assign(costs.begin(), costs.end());
     OutFunction& f = out_[size_t(owner)];
     f.needed = true;
     f.agg.AddCost(&pool_, out_key, copy);
@@ -379,7 +380,8 @@ void Injector::Impl::ProcessBlock(InBlock* block) {
     place(key.site, key.site_file, b.jit || owner != b.identity ? site_version : nullptr,
           &out_key.site, &out_key.site_file);
     std::span<const uint64_t> incl = pool_.Get(value.inclusive);
-    std::vector<uint64_t> copy(incl.begin(), incl.end());
+    std::vector<uint64_t>& copy = scratch_costs_;
+    copy.assign(incl.begin(), incl.end());
     uint64_t target_addr = 0;
     uint32_t suffix = 0;
     bool dropped = false;

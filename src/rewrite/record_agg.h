@@ -15,7 +15,8 @@ namespace cg_inject {
 
 inline uint64_t MixHash(uint64_t h, uint64_t v) {
   h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-  return h;
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 27);
 }
 
 inline uint64_t HashPosition(const Position& p) {
