@@ -244,6 +244,15 @@ TEST(CallgrindReaderTest, HeaderOnlyPart) {
             "end\n");
 }
 
+TEST(CallgrindReaderTest, FiLeftOpenCarriesIntoTheNextFunction) {
+  // As callgrind_annotate reads it: a fi= the previous function left open is the file of the
+  // next fn=; a closing fe= returns to the fl= file.
+  EXPECT_EQ(Parse("# callgrind format\nevents: Ir\nfl=a.c\nfn=f\n1 1\nfi=b.h\n2 2\nfn=g\n3 3\n"
+                  "fe=a.c\nfn=h\nfi=b.h\nfe=a.c\n4 4\n"),
+            "part 0\nheader events=Ir\nlayout line | Ir\nfn |a.c|f\ncost 1 [a.c] 1\n"
+            "cost 2 [b.h] 2\nfn |b.h|g\ncost 3 [b.h] 3\nfn |a.c|h\ncost 4 [a.c] 4\nend\n");
+}
+
 TEST(CallgrindReaderTest, LsprofcalltreeStyle) {
   // No marker but summary: in the header; fi= before fn= names the function's file.
   EXPECT_EQ(Parse("events: Ticks\nsummary: 9\nfi=~\nfn=<built-in method x>\n0  586773\n\n"

@@ -175,7 +175,7 @@ void CallgrindWriter::OnFunction(const FunctionContext& function) {
     current_.object.assign(function.object.text);
     current_.has_object = true;
   }
-  // fn= takes the reader's current source file as the function's file.
+  // fn= takes the reader's current source file (fi=/fe= included) as the function's file.
   if (function.file.id != 0 && (!current_.has_file || current_.source_file != function.file.text)) {
     AppendName("fl", kFiles, function.file);
     current_.has_file = true;
