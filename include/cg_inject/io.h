@@ -35,6 +35,9 @@ std::unique_ptr<ByteSource> OpenInput(const std::string& path);
 /// A source over bytes owned by the caller (tests, fuzzers). Detects zstd like OpenInput.
 std::unique_ptr<ByteSource> OpenMemoryInput(std::string_view bytes, std::string display_name);
 
+/// Reads everything `source` has left (small inputs only: symbol sources, tests).
+std::string ReadAll(ByteSource& source);
+
 /// Reads a whole (small, binary) file into memory, e.g. a jitdump. Throws InputError.
 std::string ReadWholeFile(const std::string& path);
 

@@ -17,7 +17,10 @@ std::string Count(int64_t n, const char* one, const char* many) {
 
 std::string_view SourceObjectName(std::string_view path) {
   size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+  std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  // A compressed copy names the same code as the original: jit-9.dump.zst is jit-9.dump.
+  if (name.ends_with(".zst") && name.size() > 4) name.remove_suffix(4);
+  return name;
 }
 
 LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& path, SourceKind kind,
@@ -63,6 +66,12 @@ std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs
   std::vector<LoadedSource> loaded;
   for (const SourceSpec& spec : specs) {
     std::string bytes = ReadWholeFile(spec.path);
+    // Stored captures keep big maps and dumps zstd-compressed; the zstd magic cannot start a perf
+    // map line or a jitdump, so it is safe to recognize here.
+    if (bytes.starts_with("\x28\xb5\x2f\xfd")) {
+      std::unique_ptr<ByteSource> plain = OpenMemoryInput(bytes, spec.path);
+      bytes = ReadAll(*plain);
+    }
     loaded.push_back(LoadSymbolSourceBytes(bytes, spec.path, spec.kind, index, diagnostics));
   }
   index->Finish();

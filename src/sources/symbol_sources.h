@@ -23,7 +23,8 @@ struct LoadedSource {
   std::string details;                    // e.g. "1740 loads, 16 line tables, 3 bad lines"
 };
 
-/// The file name without directories: what `ob=` names code from `path` ("jit-1234.dump").
+/// The file name without directories and without a .zst suffix: what `ob=` names code from `path`
+/// ("jit-1234.dump").
 std::string_view SourceObjectName(std::string_view path);
 
 /// Loads `bytes` (the content of `path`) as `kind` into `index`. kDetect picks jitdump by its

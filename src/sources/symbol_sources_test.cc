@@ -1,7 +1,11 @@
 #include "sources/symbol_sources.h"
 
 #include <gmock/gmock.h>
+#include <zstd.h>
+
 #include <gtest/gtest.h>
+#include <cstdio>
+#include <fstream>
 
 #include "cg_inject/diagnostics.h"
 #include "cg_inject/error.h"
@@ -18,6 +22,8 @@ TEST(SymbolSourcesTest, ObjectName) {
   EXPECT_EQ(SourceObjectName("/tmp/perf-1234.map"), "perf-1234.map");
   EXPECT_EQ(SourceObjectName("jit-1234.dump"), "jit-1234.dump");
   EXPECT_EQ(SourceObjectName("/home/u/.debug/jit/llvm-x/jit-9.dump"), "jit-9.dump");
+  EXPECT_EQ(SourceObjectName("data/jit-9.dump.zst"), "jit-9.dump");
+  EXPECT_EQ(SourceObjectName(".zst"), ".zst");
 }
 
 TEST(SymbolSourcesTest, DetectsTheFormat) {
@@ -87,6 +93,38 @@ TEST(SymbolSourcesTest, LoadsFilesAndFinishes) {
   EXPECT_EQ(loaded[0].details, "28 entries");
   EXPECT_EQ(loaded[1].details, "39 code loads");
   EXPECT_NE(index.Lookup(0x3ef414c0), nullptr);  // Finish() was called
+}
+
+TEST(SymbolSourcesTest, ZstdCompressedFilesAreRecognizedByContent) {
+  // A jitdump and a perf map, compressed, under names that say nothing about it.
+  std::string dump = JitdumpBuilder()
+                         .Header()
+                         .CodeLoad(2000, 0x5000, std::string(0x40, '\x90'), "zjit_fn", 1)
+                         .bytes();
+  std::string map = "6000 20 zmap_fn\n";
+  auto compress = [](const std::string& bytes) {
+    std::string out(ZSTD_compressBound(bytes.size()), '\0');
+    out.resize(ZSTD_compress(out.data(), out.size(), bytes.data(), bytes.size(), 3));
+    return out;
+  };
+  std::string dir = ::testing::TempDir();
+  std::string dump_path = dir + "/cg_inject_zdump", map_path = dir + "/cg_inject_zmap";
+  std::ofstream(dump_path, std::ios::binary) << compress(dump);
+  std::ofstream(map_path, std::ios::binary) << compress(map);
+  SymbolIndex index;
+  Diagnostics diagnostics;
+  std::vector<LoadedSource> loaded = LoadSymbolSources(
+      {{dump_path, SourceKind::kJitdump, true}, {map_path, SourceKind::kDetect, true}}, &index,
+      &diagnostics);
+  std::remove(dump_path.c_str());
+  std::remove(map_path.c_str());
+  ASSERT_EQ(loaded.size(), 2u);
+  EXPECT_EQ(loaded[0].kind, SourceKind::kJitdump);
+  EXPECT_EQ(loaded[1].kind, SourceKind::kPerfMap);
+  ASSERT_NE(index.Lookup(0x5010), nullptr);
+  EXPECT_EQ(index.Lookup(0x5010)->function_name, "zjit_fn");
+  ASSERT_NE(index.Lookup(0x6000), nullptr);
+  EXPECT_EQ(index.Lookup(0x6000)->function_name, "zmap_fn");
 }
 
 TEST(SymbolSourcesTest, MissingFileIsAnInputError) {

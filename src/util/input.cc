@@ -188,12 +188,16 @@ std::string ReadWholeFile(const std::string& path) {
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) ThrowSystemError("read", path, EISDIR);
   }
+  return ReadAll(*source);
+}
+
+std::string ReadAll(ByteSource& source) {
   std::string data;
   size_t chunk = 1 << 16;
   for (;;) {
     size_t old = data.size();
     data.resize(old + chunk);
-    size_t n = source->Read(data.data() + old, chunk);
+    size_t n = source.Read(data.data() + old, chunk);
     data.resize(old + n);
     if (n == 0) break;
     if (chunk < (1 << 24)) chunk *= 2;
