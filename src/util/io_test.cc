@@ -17,7 +17,7 @@
 namespace cg_inject {
 namespace {
 
-std::string ReadAll(ByteSource& source, size_t chunk = 7) {
+std::string ReadInChunks(ByteSource& source, size_t chunk = 7) {
   std::string out;
   std::vector<char> buf(chunk);
   while (size_t n = source.Read(buf.data(), buf.size())) out.append(buf.data(), n);
@@ -69,14 +69,14 @@ std::string Slurp(const std::string& path) {
 TEST(InputTest, MemoryInputPassesPlainBytesThrough) {
   auto src = OpenMemoryInput("events: Ir\n", "mem");
   EXPECT_EQ(src->display_name(), "mem");
-  EXPECT_EQ(ReadAll(*src, 3), "events: Ir\n");
+  EXPECT_EQ(ReadInChunks(*src, 3), "events: Ir\n");
 }
 
 TEST(InputTest, ShortInputsAreNotMistakenForZstd) {
   auto src = OpenMemoryInput(std::string_view("\x28\xB5", 2), "mem");
-  EXPECT_EQ(ReadAll(*src), std::string("\x28\xB5", 2));
+  EXPECT_EQ(ReadInChunks(*src), std::string("\x28\xB5", 2));
   auto empty = OpenMemoryInput("", "mem");
-  EXPECT_EQ(ReadAll(*empty), "");
+  EXPECT_EQ(ReadInChunks(*empty), "");
 }
 
 TEST(InputTest, ZstdIsDetectedByMagicBytes) {
@@ -84,13 +84,13 @@ TEST(InputTest, ZstdIsDetectedByMagicBytes) {
   for (int i = 0; i < 20000; ++i) text += "fn=(" + std::to_string(i) + ") f\n";
   std::string packed = Compress(text);
   auto src = OpenMemoryInput(packed, "x.callgrind");
-  EXPECT_EQ(ReadAll(*src, 4096), text);
+  EXPECT_EQ(ReadInChunks(*src, 4096), text);
 }
 
 TEST(InputTest, ConcatenatedZstdFramesDecodeAsOneStream) {
   std::string packed = Compress("first frame\n") + Compress("second frame\n", 19);
   auto src = OpenMemoryInput(packed, "two.zst");
-  EXPECT_EQ(ReadAll(*src), "first frame\nsecond frame\n");
+  EXPECT_EQ(ReadInChunks(*src), "first frame\nsecond frame\n");
 }
 
 TEST(InputTest, TruncatedZstdIsAnError) {
@@ -98,7 +98,7 @@ TEST(InputTest, TruncatedZstdIsAnError) {
   packed.resize(packed.size() - 3);
   auto src = OpenMemoryInput(packed, "cut.zst");
   try {
-    ReadAll(*src);
+    ReadInChunks(*src);
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "cut.zst: expected more zstd data, got end of file");
@@ -111,7 +111,7 @@ TEST(InputTest, CorruptZstdNamesTheFile) {
   packed[packed.size() - 1] ^= 0x5A;
   auto src = OpenMemoryInput(packed, "bad.zst");
   try {
-    ReadAll(*src);
+    ReadInChunks(*src);
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("bad.zst: zstd decompression failed: ", 0), 0u)
@@ -128,7 +128,7 @@ TEST(InputTest, OpenInputReadsFilesAndNamesMissingOnes) {
   }
   auto src = OpenInput(path);
   EXPECT_EQ(src->display_name(), path);
-  EXPECT_EQ(ReadAll(*src, 1 << 16), "compressed file\n");
+  EXPECT_EQ(ReadInChunks(*src, 1 << 16), "compressed file\n");
   std::string missing = dir.path() + "/nope";
   try {
     OpenInput(missing);
@@ -142,6 +142,19 @@ TEST(InputTest, OpenInputReadsFilesAndNamesMissingOnes) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), dir.path() + ": cannot read: Is a directory");
   }
+}
+
+TEST(InputTest, ReadAllReadsTheRest) {
+  std::string text(300000, 'z');
+  auto src = OpenMemoryInput(text, "mem");
+  char first[10];
+  size_t have = 0;
+  while (have < sizeof first) {
+    size_t n = src->Read(first + have, sizeof first - have);  // may return fewer bytes
+    ASSERT_GT(n, 0u);
+    have += n;
+  }
+  EXPECT_EQ(ReadAll(*src), text.substr(10));
 }
 
 TEST(InputTest, ReadWholeFileKeepsRawBytes) {
@@ -262,7 +275,7 @@ TEST(ZstdSinkTest, RoundTripsThroughTheReader) {
   EXPECT_EQ(raw.data().substr(0, 4), std::string("\x28\xB5\x2F\xFD", 4));
   EXPECT_LT(raw.data().size(), text.size() / 3);
   auto src = OpenMemoryInput(raw.data(), "mem");
-  EXPECT_EQ(ReadAll(*src, 1 << 16), text);
+  EXPECT_EQ(ReadInChunks(*src, 1 << 16), text);
 }
 
 TEST(ZstdSinkTest, CompressedAtomicOutputFile) {
@@ -276,7 +289,7 @@ TEST(ZstdSinkTest, CompressedAtomicOutputFile) {
     file.Commit();
   }
   auto src = OpenInput(target);
-  EXPECT_EQ(ReadAll(*src), "events: Ir\n");
+  EXPECT_EQ(ReadInChunks(*src), "events: Ir\n");
 }
 
 }  // namespace
