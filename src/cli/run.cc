@@ -163,6 +163,10 @@ class CatalogExtents : public ObjectExtents {
     if (image == nullptr) return std::nullopt;
     return image->InExtent(addr);
   }
+  bool AddressesAreAbsolute(std::string_view object) const override {
+    const ObjectImage* image = catalog_->Lookup(object);
+    return image != nullptr && !image->is_pie();
+  }
 
  private:
   ObjectCatalog* catalog_;
@@ -305,6 +309,8 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
   inject_options.force = options.force;
 
   bool check_failed = false;
+  // Stats are printed last, after the warnings, so `--stats=json` ends stderr with pure JSON.
+  std::string reports;
   for (size_t i = 0; i < plan.size(); ++i) {
     const PlannedOutput& p = plan[i];
     std::unique_ptr<ByteSource> source = std::move(inputs[i].source);
@@ -334,10 +340,8 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
                      v.c_str());
         check_failed = true;
       }
-      std::string report;
-      if (options.stats == StatsFormat::kText) AppendStatsText(stats, &report);
-      if (options.stats == StatsFormat::kJson) AppendStatsJson(stats, &report);
-      if (!report.empty()) std::fputs(report.c_str(), env.err);
+      if (options.stats == StatsFormat::kText) AppendStatsText(stats, &reports);
+      if (options.stats == StatsFormat::kJson) AppendStatsJson(stats, &reports);
     } else if (options.stats != StatsFormat::kNone) {
       Say(env, options, 0, p.input + ": no symbol sources, nothing resolved");
     }
@@ -362,6 +366,7 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     diagnostics.AppendSummary(&summary);
     std::fputs(summary.c_str(), env.err);
   }
+  std::fputs(reports.c_str(), env.err);
   return check_failed ? ExitCode::kCheckFailed : ExitCode::kOk;
 }
 

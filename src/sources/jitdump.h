@@ -113,6 +113,7 @@ struct JitdumpStats {
   int64_t moves = 0;
   int64_t debug_infos = 0;
   int64_t debug_infos_shifted = 0;  // line tables moved back by the writers' 0x40 offset
+  int64_t debug_infos_dropped = 0;  // line tables that fit their code under neither reading
   int64_t debug_infos_unmatched = 0;
 };
 

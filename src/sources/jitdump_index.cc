@@ -226,10 +226,16 @@ void IndexBuilder::Finish() {
         shift = undecided_shift;
         break;
       case Shift::kNeither:
+        // A table that fits its code under neither reading is corrupt, not merely offset: Node
+        // 20 under Valgrind writes some tables from freed memory (file names like "Y", every
+        // other entry at a heap address). Its file names cannot be trusted either, so the
+        // function keeps the location its name gives.
         diagnostics_->Warn("jitdump: line table outside code",
                            std::string(path_) + ": line table of " + load.version.raw_name +
                                " has addresses outside its code [" + Hex(load.version.start) +
-                               ", " + Hex(load.version.end()) + "); kept as written");
+                               ", " + Hex(load.version.end()) + "); ignored");
+        load.entries.clear();
+        ++stats_->debug_infos_dropped;
         break;
     }
     if (shift) ++stats_->debug_infos_shifted;
