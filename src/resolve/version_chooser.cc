@@ -70,7 +70,8 @@ bool VersionChooser::FitsBoundary(const CodeVersion& version, uint64_t addr) {
   if (!version.Contains(addr)) return false;
   if (version.code.empty() || ArchOf(version) == CodeArch::kUnknown) return true;
   uint64_t offset = addr - version.start;
-  if (offset >= version.code.size()) return true;  // code bytes shorter than the range
+  // Past the code bytes, or in a tail the writer salted (CPython), the bytes say nothing.
+  if (offset + version.salted_code_tail >= version.code.size()) return true;
   return Boundaries(version)[offset] != 0;
 }
 
@@ -84,6 +85,16 @@ void VersionChooser::NoteReuse(uint64_t addr, bool ambiguous) {
 }
 
 namespace {
+
+/// Several sources can describe the same code (a discovered perf map and an explicit jitdump of
+/// one run): that is not reuse. Only the versions of the source added last are candidates;
+/// sources given on the command line are added last, so they win.
+void KeepLatestSource(std::vector<const CodeVersion*>* versions) {
+  uint32_t latest = 0;
+  for (const CodeVersion* v : *versions) latest = std::max(latest, v->source);
+  std::erase_if(*versions, [latest](const CodeVersion* v) { return v->source != latest; });
+}
+
 const CodeVersion* PickByPart(const std::vector<const CodeVersion*>& fits, int64_t part_number) {
   int64_t index = std::clamp<int64_t>(part_number - 1, 0, int64_t(fits.size()) - 1);
   return fits[size_t(index)];
@@ -98,6 +109,7 @@ const CodeVersion* VersionChooser::Choose(uint64_t addr, const CodeVersion* pref
   }
   std::vector<const CodeVersion*> all = index_.LookupAll(addr);
   if (all.empty()) return nullptr;
+  KeepLatestSource(&all);
   if (all.size() == 1) return all[0];
   scratch_.clear();
   for (const CodeVersion* v : all)
@@ -113,6 +125,7 @@ const CodeVersion* VersionChooser::ChooseForBlock(uint64_t entry, std::span<cons
                                                   int64_t part_number) {
   std::vector<const CodeVersion*> all = index_.LookupAll(entry);
   if (all.empty()) return nullptr;
+  KeepLatestSource(&all);
   if (all.size() == 1) return all[0];
   int64_t best_score = -1;
   std::vector<const CodeVersion*> best;

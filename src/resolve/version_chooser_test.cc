@@ -64,6 +64,50 @@ TEST_F(VersionChooserTest, AArch64FixedWidth) {
   EXPECT_EQ(c.Choose(0x1006, nullptr, 1)->function_name, "b");
 }
 
+TEST_F(VersionChooserTest, LaterSourceDescribesTheSameCodeNotReuse) {
+  // A discovered perf map (source 0) and an explicit one (source 1) name the same range: the later
+  // source wins in every part, and nothing counts as reused.
+  uint32_t discovered = index_.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map"});
+  uint32_t given = index_.AddSource({"mine.map", "perf-map", "mine.map"});
+  CodeVersion a;
+  a.start = 0x1000;
+  a.size = 0x20;
+  a.function_name = "old_name";
+  a.source = discovered;
+  index_.Add(a);
+  CodeVersion b = a;
+  b.function_name = "given_name";
+  b.source = given;
+  b.function_id = 0;
+  index_.Add(b);
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kX86_64);
+  EXPECT_EQ(c.Choose(0x1004, nullptr, 1)->function_name, "given_name");
+  EXPECT_EQ(c.Choose(0x1004, nullptr, 2)->function_name, "given_name");
+  std::vector<uint64_t> addrs = {0x1008};
+  EXPECT_EQ(c.ChooseForBlock(0x1000, addrs, 1)->function_name, "given_name");
+  EXPECT_EQ(c.reused_addresses(), 0);
+}
+
+TEST_F(VersionChooserTest, SaltedTailFitsAnyAddress) {
+  // CPython salts the last 8 bytes of the dumped code: an address there is not checked against
+  // the (wrong) bytes. Here the bytes would put 0x100a inside a 5-byte mov.
+  CodeVersion v;
+  v.start = 0x1000;
+  v.size = 16;
+  v.function_name = "py::f";
+  v.code = std::string("\x90\x90\x90\x90\x90\x90\x90\x90\xb8\x01\x00\x00\x00\x90\x90\xc3", 16);
+  index_.Add(v);
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kX86_64);
+  const CodeVersion& added = index_.versions()[0];
+  EXPECT_FALSE(c.FitsBoundary(added, 0x100a));
+  CodeVersion salted = added;
+  salted.salted_code_tail = 8;
+  EXPECT_TRUE(c.FitsBoundary(salted, 0x100a));
+  EXPECT_FALSE(c.FitsBoundary(salted, 0x1010));  // outside the range stays outside
+}
+
 }  // namespace
 }  // namespace cg_inject
 
