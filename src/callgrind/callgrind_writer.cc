@@ -244,10 +244,14 @@ void CallgrindWriter::AppendCosts(std::span<const uint64_t> costs) {
     Put(" 0");
     return;
   }
+  // One Room() for the whole list: each cost needs at most 1 + 20 bytes.
+  char* start = Room(n * 21);
+  char* p = start;
   for (size_t i = 0; i < n; ++i) {
-    PutChar(' ');
-    AppendUnsigned(costs[i]);
+    *p++ = ' ';
+    p = std::to_chars(p, p + 20, costs[i]).ptr;
   }
+  used_ += static_cast<size_t>(p - start);
 }
 
 void CallgrindWriter::OnCost(const CostRecord& cost) {
