@@ -100,7 +100,8 @@ class ProfileSink {
   /// `part_index` counts from 0 within the file (not the `part:` header value).
   virtual void OnPartBegin(int part_index) = 0;
   /// Any `key: value` header line, verbatim, including unknown keys, `events:`, `positions:`,
-  /// `summary:` and `totals:`. `key` has no colon; `value` has no leading/trailing blanks.
+  /// `summary:` and `totals:`. `key` has no colon; `value` has no leading blanks and no trailing
+  /// ones either, except for the free-text `desc:` and `cmd:`, which keep them verbatim.
   virtual void OnHeader(std::string_view key, std::string_view value) = 0;
   virtual void OnLayout(const PartLayout& layout) = 0;
   /// A new function block starts (fn= line, possibly after ob=/fl=).

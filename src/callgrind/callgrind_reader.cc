@@ -318,7 +318,11 @@ void Reader::HandleLine(std::string_view line) {
     std::string_view header_key = line.substr(0, colon);
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && IsBlank(value.front())) value.remove_prefix(1);
-    while (!value.empty() && IsBlank(value.back())) value.remove_suffix(1);
+    // Free-text headers keep their trailing blanks: Callgrind writes "desc: I1 cache: " and
+    // callgrind_annotate prints it verbatim, so a rewrite must too.
+    if (header_key != "desc" && header_key != "cmd") {
+      while (!value.empty() && IsBlank(value.back())) value.remove_suffix(1);
+    }
     HandleHeader(header_key, value);
     return;
   }

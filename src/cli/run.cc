@@ -329,7 +329,10 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     if (!loaded.empty()) {
       injector = std::make_unique<Injector>(index, &extents, inject_options, tail, &diagnostics);
     }
-    ReadCallgrind(*source, injector ? static_cast<ProfileSink&>(*injector) : *tail);
+    CallgrindReaderOptions reader_options;
+    reader_options.diagnostics = &diagnostics;  // tolerates ids old Callgrinds never defined
+    ReadCallgrind(*source, injector ? static_cast<ProfileSink&>(*injector) : *tail,
+                  reader_options);
     source.reset();  // ends the progress line before anything else is printed
     writer.Flush();
 

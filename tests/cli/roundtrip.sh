@@ -17,8 +17,16 @@ annotate() {
     zstd -q -d -c "$file" >"$plain"
     file=$plain
   fi
-  callgrind_annotate "${opts[@]}" "$file" 2>/dev/null |
-    grep -vE '^(Profile data file|Data file:|Profiled target|Events recorded|Events shown|Event sort order|Thresholds|Include dirs|User annotated|Auto-annotation|Auto-annotated source)' || true
+  # --auto=no: auto-annotated sources come out in perl hash order, which varies per run.
+  # Callers/callees of equal cost are listed in input order, which a rewrite may change: the tree
+  # view is compared as a sorted set of lines.
+  local order=cat
+  [[ " ${opts[*]} " == *" --tree="* ]] && order=sort
+  { callgrind_annotate --auto=no "${opts[@]}" "$file" 2>/dev/null || echo "callgrind_annotate failed"; } |
+    $order |
+    # An object id that old Callgrinds used without defining (selinux: cob=(8)) reads as an empty
+    # name; callgrind_annotate prints an empty object as "[]" but an undefined one as nothing.
+    sed 's/ \[\]$//' | grep -vE '^(Profile data file|Data file:|Profiled target|Events recorded|Events shown|Event sort order|Thresholds|Include dirs|User annotated|Auto-annotation|Auto-annotated source)' || true
 }
 
 files=()
@@ -30,15 +38,32 @@ while IFS= read -r f; do files+=("$f"); done < <(
     ! -name '*.jit' | sort)
 
 checked=0
+# Refused by design: speedscope's hand-written sample uses +N/-N/* in cost columns, which the
+# format allows for positions only (reading "-300" as a cost would invent numbers).
+refused=(speedscope-subposition-compression.callgrind)
+
 for f in "${files[@]}"; do
   name=$(basename "$f")
   out="$scratch/$name.rt"
+  # The empty base file of --separate-threads=yes is not a profile (run_test.cc covers its message).
+  [[ -s $f ]] || continue
+  if [[ " ${refused[*]} " == *" $name "* ]]; then
+    expect_exit 1 "$CG_INJECT" --no-discover -i "$f" -o "$out" &&
+      { grep -qE "^cg-inject: $f:[0-9]+: expected a cost" "$scratch/err" || fail "$name: $(cat "$scratch/err")"; }
+    continue
+  fi
   if ! expect_exit 0 "$CG_INJECT" --no-discover -q -i "$f" -o "$out"; then continue; fi
   # The project's own reader: canonical call graphs of input and output must be equal.
   "$CG_INJECT" --no-discover -q -i "$f" -o /dev/null --callgraph "$scratch/a.json"
   "$CG_INJECT" --no-discover -q -i "$out" -o /dev/null --callgraph "$scratch/b.json"
   cmp -s "$scratch/a.json" "$scratch/b.json" || fail "$name: own reader sees a different profile"
-  # callgrind_annotate, exclusive and inclusive, with the caller/callee tree.
+  # callgrind_annotate, exclusive and inclusive, with the caller/callee tree; files it cannot
+  # read itself (bzr: fi= before fn=; qt-creator's memAddr column) are checked by our reader only.
+  if [[ $(annotate "$f" | head -n 1) == "callgrind_annotate failed" ]]; then
+    echo "note: callgrind_annotate cannot read $name itself"
+    checked=$((checked + 1))
+    continue
+  fi
   for opts in "" "--inclusive=yes" "--inclusive=yes --tree=caller"; do
     # shellcheck disable=SC2086
     if ! diff <(annotate $opts "$f") <(annotate $opts "$out") >"$scratch/diff"; then
