@@ -331,8 +331,7 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     }
     CallgrindReaderOptions reader_options;
     reader_options.diagnostics = &diagnostics;  // tolerates ids old Callgrinds never defined
-    ReadCallgrind(*source, injector ? static_cast<ProfileSink&>(*injector) : *tail,
-                  reader_options);
+    ReadCallgrind(*source, injector ? static_cast<ProfileSink&>(*injector) : *tail, reader_options);
     source.reset();  // ends the progress line before anything else is printed
     writer.Flush();
 
