@@ -24,10 +24,10 @@ struct LineEntry {
 /// One file the index was built from.
 struct SymbolSourceInfo {
   std::string path;
-  std::string kind;         // "perf-map" or "jitdump"
-  std::string object_name;  // what `ob=` says for code from here, e.g. "jit-1234.dump"
-  int64_t records = 0;      // versions it contributed
-  uint32_t elf_machine = 0; // jitdump header e_machine (62 x86-64, 183 AArch64); 0 = unknown
+  std::string kind;          // "perf-map" or "jitdump"
+  std::string object_name;   // what `ob=` says for code from here, e.g. "jit-1234.dump"
+  int64_t records = 0;       // versions it contributed
+  uint32_t elf_machine = 0;  // jitdump header e_machine (62 x86-64, 183 AArch64); 0 = unknown
 };
 
 /// One piece of machine code that lived at [start, start + size) for a while: a perf-map line,
@@ -35,18 +35,18 @@ struct SymbolSourceInfo {
 struct CodeVersion {
   uint64_t start = 0;
   uint64_t size = 0;
-  std::string raw_name;       // as the source wrote it
-  std::string function_name;  // readable name, a location suffix/prefix removed
-  std::string source_file;    // from the line table or the name convention; empty if unknown
-  uint32_t source_line = 0;   // first line of the function; 0 if unknown
-  uint32_t source = 0;        // index into SymbolIndex::sources()
-  uint64_t timestamp = 0;     // jitdump record timestamp; 0 for perf maps
-  uint64_t code_index = 0;    // jitdump code_index; 0 for perf maps
-  uint64_t load_order = 0;    // position in the index's load order (see SymbolIndex)
-  uint32_t function_id = 0;   // the same for every version of one function (moves)
-  std::string code;           // code bytes when the source has them (jitdump), else empty
-  uint32_t salted_code_tail = 0;  // trailing bytes of `code` that differ from the live code
-                                  // (CPython overwrites the last 8 with a marker)
+  std::string raw_name;            // as the source wrote it
+  std::string function_name;       // readable name, a location suffix/prefix removed
+  std::string source_file;         // from the line table or the name convention; empty if unknown
+  uint32_t source_line = 0;        // first line of the function; 0 if unknown
+  uint32_t source = 0;             // index into SymbolIndex::sources()
+  uint64_t timestamp = 0;          // jitdump record timestamp; 0 for perf maps
+  uint64_t code_index = 0;         // jitdump code_index; 0 for perf maps
+  uint64_t load_order = 0;         // position in the index's load order (see SymbolIndex)
+  uint32_t function_id = 0;        // the same for every version of one function (moves)
+  std::string code;                // code bytes when the source has them (jitdump), else empty
+  uint32_t salted_code_tail = 0;   // trailing bytes of `code` that differ from the live code
+                                   // (CPython overwrites the last 8 with a marker)
   std::vector<std::string> files;  // line-table file names, indexed by LineEntry::file_index
   std::vector<LineEntry> lines;    // sorted by addr; empty without a line table
 
