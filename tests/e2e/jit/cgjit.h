@@ -42,7 +42,7 @@ struct cgjit_line {
 };
 
 struct cgjit_func {
-  const char *name;
+  const char* name;
   int slot;
   int blob;
   uint32_t off; /* offset in its blob */
@@ -59,10 +59,10 @@ struct cgjit_prog {
 };
 
 /* Emits every function for ARCH. Deterministic: the bytes depend only on ARCH. */
-void cgjit_emit(enum cgjit_arch arch, struct cgjit_prog *prog);
+void cgjit_emit(enum cgjit_arch arch, struct cgjit_prog* prog);
 
 typedef int64_t (*cgjit_fn)(int64_t);
-#define CGJIT_TABLE ((void *volatile *)CGJIT_TABLE_ADDR)
+#define CGJIT_TABLE ((void* volatile*)CGJIT_TABLE_ADDR)
 
 /* helpers.c (a shared library, so that --obj-skip can skip it). */
 int64_t c_apply(int64_t n, int64_t slot);
