@@ -109,13 +109,15 @@ TEST(CallgrindReaderTest, SpecExample) {
             "end\n");
 }
 
+// Values lose leading blanks; trailing ones only where the value is parsed. The free-text desc:
+// and cmd: keep them, because callgrind_annotate prints them verbatim ("desc: I1 cache: ").
 TEST(CallgrindReaderTest, HeaderLinesAreKeptVerbatimAndTrimmed) {
   EXPECT_EQ(Parse("version: 1\ncreator: callgrind-3.19.0\npid: 42\ncmd:  ./a.out  x \n"
                   "part: 1\n\ndesc: I1 cache: \nevent: Ir : Instruction Fetches\n"
                   "thread: 2\ntimeframe (BB): what ever\npositions: line\nevents: Ir\n"
                   "summary: 7\nfn=f\n1 7\ntotals: 7\n"),
             "part 0\nheader version=1\nheader creator=callgrind-3.19.0\nheader pid=42\n"
-            "header cmd=./a.out  x\nheader part=1\nheader desc=I1 cache:\n"
+            "header cmd=./a.out  x \nheader part=1\nheader desc=I1 cache: \n"
             "header event=Ir : Instruction Fetches\nheader thread=2\n"
             "header timeframe (BB)=what ever\nheader positions=line\nheader events=Ir\n"
             "header summary=7\nlayout line | Ir\nfn ||f\ncost 1 [] 7\nheader totals=7\nend\n");

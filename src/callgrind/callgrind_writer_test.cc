@@ -103,7 +103,7 @@ TEST(CallgrindWriterTest, PartsHeadersAndTrailingTotals) {
       "# callgrind format\nversion: 1\ncreator: x\npart: 1\ndesc: I1 cache: \nevents: Ir\n"
       "fn=(1) main\n1 5\ntotals: 5\n\npart: 2\nevents: Ir Dr\nfn=(1)\n1 6 1\ntotals: 6 1\n");
   EXPECT_EQ(out,
-            "# callgrind format\nversion: 1\ncreator: x\npart: 1\ndesc: I1 cache:\nevents: Ir\n\n"
+            "# callgrind format\nversion: 1\ncreator: x\npart: 1\ndesc: I1 cache: \nevents: Ir\n\n"
             "\nfn=(1) main\n1 5\ntotals: 5\n"
             "\npart: 2\nevents: Ir Dr\n\n\nfn=(1)\n1 6 1\ntotals: 6 1\n");
 }

@@ -166,10 +166,10 @@ TEST_F(RunTest, ExplicitSourceWinsOverDiscoveredOne) {
   // Both were used (the discovered one still names inner) ...
   EXPECT_NE(Stderr().find("using perf map " + mine), std::string::npos) << Stderr();
   EXPECT_NE(Stderr().find("perf-4242.map"), std::string::npos) << Stderr();
-  const PartSummary& part = Summarize(out).parts()[0];
+  ProfileSummary summary = Summarize(out);
+  const PartSummary& part = summary.parts()[0];
   // ... but where they overlap the explicit file names the code.
-  EXPECT_TRUE(part.functions.count({"mine.map", "???", "explicit_outer"}))
-      << Summarize(out).ToText();
+  EXPECT_TRUE(part.functions.count({"mine.map", "???", "explicit_outer"})) << summary.ToText();
   EXPECT_TRUE(part.functions.count({"perf-4242.map", "/app/a.js", "inner"}));
 }
 
