@@ -32,6 +32,10 @@ class ByteSink {
 /// magic bytes, not by the file name.
 std::unique_ptr<ByteSource> OpenInput(const std::string& path);
 
+/// A source that yields `prefix` (bytes already read from `rest`, e.g. to peek at a header) and
+/// then the rest of `rest`.
+std::unique_ptr<ByteSource> PrependBytes(std::string prefix, std::unique_ptr<ByteSource> rest);
+
 /// A source over bytes owned by the caller (tests, fuzzers). Detects zstd like OpenInput.
 std::unique_ptr<ByteSource> OpenMemoryInput(std::string_view bytes, std::string display_name);
 

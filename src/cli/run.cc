@@ -34,28 +34,6 @@
 namespace cg_inject {
 namespace {
 
-/// Replays bytes already read (to learn the pid) before the rest of the stream.
-class ReplaySource : public ByteSource {
- public:
-  ReplaySource(std::string prefix, std::unique_ptr<ByteSource> rest)
-      : prefix_(std::move(prefix)), rest_(std::move(rest)) {}
-  size_t Read(char* buf, size_t size) override {
-    if (offset_ < prefix_.size()) {
-      size_t n = std::min(size, prefix_.size() - offset_);
-      std::memcpy(buf, prefix_.data() + offset_, n);
-      offset_ += n;
-      return n;
-    }
-    return rest_->Read(buf, size);
-  }
-  const std::string& display_name() const override { return rest_->display_name(); }
-
- private:
-  std::string prefix_;
-  size_t offset_ = 0;
-  std::unique_ptr<ByteSource> rest_;
-};
-
 /// Counts bytes and redraws one status line on stderr a few times a second.
 class ProgressSource : public ByteSource {
  public:
@@ -223,7 +201,7 @@ OpenedInput OpenAndPeek(const std::string& path) {
   std::unique_ptr<ByteSource> raw = OpenInput(path);
   std::string head = ReadHead(raw.get(), 64 * 1024);
   opened.pid = PeekPid(head);
-  opened.source = std::make_unique<ReplaySource>(std::move(head), std::move(raw));
+  opened.source = PrependBytes(std::move(head), std::move(raw));
   return opened;
 }
 

@@ -154,6 +154,10 @@ std::unique_ptr<ByteSource> DetectCompression(std::unique_ptr<ByteSource> raw) {
 
 }  // namespace
 
+std::unique_ptr<ByteSource> PrependBytes(std::string prefix, std::unique_ptr<ByteSource> rest) {
+  return std::make_unique<PrefixedSource>(std::move(rest), std::move(prefix));
+}
+
 std::unique_ptr<ByteSource> OpenInput(const std::string& path) {
   if (path == "-") return DetectCompression(std::make_unique<FdSource>(0, false, "<stdin>"));
   int fd;

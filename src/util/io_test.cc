@@ -157,6 +157,21 @@ TEST(InputTest, ReadAllReadsTheRest) {
   EXPECT_EQ(ReadAll(*src), text.substr(10));
 }
 
+TEST(InputTest, PrependBytesReplaysAPeekedHeader) {
+  std::string text = "pid: 42\nevents: Ir\nfn=f\n1 2\n";
+  std::unique_ptr<ByteSource> src = OpenMemoryInput(text, "peek");
+  char head[8];
+  size_t have = 0;
+  while (have < sizeof head) {
+    size_t n = src->Read(head + have, sizeof head - have);  // may return fewer bytes
+    ASSERT_GT(n, 0u);
+    have += n;
+  }
+  std::unique_ptr<ByteSource> replay = PrependBytes(std::string(head, sizeof head), std::move(src));
+  EXPECT_EQ(replay->display_name(), "peek");
+  EXPECT_EQ(ReadAll(*replay), text);
+}
+
 TEST(InputTest, ReadWholeFileKeepsRawBytes) {
   ScopedTempDir dir;
   std::string path = dir.path() + "/raw";
