@@ -85,6 +85,15 @@ class Scanner {
   [[noreturn]] void Fail(uint64_t offset, const std::string& what) const {
     ThrowAtOffset(path_, offset, what);
   }
+  /// Fails unless a record's body holds its fixed-size fields (`body_size` bytes after the prefix).
+  void RequireFixedPart(const JitdumpRecordPrefix& prefix, std::string_view body,
+                        uint64_t body_size, const char* record) const {
+    if (body.size() < body_size) {
+      Fail(prefix.file_offset, std::string(record) + " of " + std::to_string(prefix.total_size) +
+                                   " bytes is shorter than its " +
+                                   std::to_string(body_size + kPrefixSize) + "-byte fixed part");
+    }
+  }
   void ReadHeader();
   void DecodeLoad(const JitdumpRecordPrefix& prefix, FieldReader body, std::string_view bytes);
   void DecodeMove(const JitdumpRecordPrefix& prefix, FieldReader body, std::string_view bytes);
@@ -165,10 +174,7 @@ std::string_view Scanner::CString(std::string_view body, uint64_t offset, uint64
 }
 
 void Scanner::DecodeLoad(const JitdumpRecordPrefix& prefix, FieldReader r, std::string_view body) {
-  if (body.size() < kLoadFixedSize) {
-    Fail(prefix.file_offset, "CODE_LOAD of " + std::to_string(prefix.total_size) +
-                                 " bytes is shorter than its 56-byte fixed part");
-  }
+  RequireFixedPart(prefix, body, kLoadFixedSize, "CODE_LOAD");
   JitdumpCodeLoad load;
   load.prefix = prefix;
   load.pid = r.U32(0);
@@ -195,10 +201,7 @@ void Scanner::DecodeLoad(const JitdumpRecordPrefix& prefix, FieldReader r, std::
 }
 
 void Scanner::DecodeMove(const JitdumpRecordPrefix& prefix, FieldReader r, std::string_view body) {
-  if (body.size() < kMoveFixedSize) {
-    Fail(prefix.file_offset, "CODE_MOVE of " + std::to_string(prefix.total_size) +
-                                 " bytes is shorter than its 64-byte fixed part");
-  }
+  RequireFixedPart(prefix, body, kMoveFixedSize, "CODE_MOVE");
   JitdumpCodeMove move;
   move.prefix = prefix;
   move.pid = r.U32(0);
@@ -218,10 +221,7 @@ void Scanner::DecodeMove(const JitdumpRecordPrefix& prefix, FieldReader r, std::
 
 void Scanner::DecodeDebugInfo(const JitdumpRecordPrefix& prefix, FieldReader r,
                               std::string_view body) {
-  if (body.size() < kDebugInfoFixedSize) {
-    Fail(prefix.file_offset, "CODE_DEBUG_INFO of " + std::to_string(prefix.total_size) +
-                                 " bytes is shorter than its 32-byte fixed part");
-  }
+  RequireFixedPart(prefix, body, kDebugInfoFixedSize, "CODE_DEBUG_INFO");
   debug_info_.prefix = prefix;
   debug_info_.code_addr = r.U64(0);
   uint64_t nr_entry = r.U64(8);
@@ -266,10 +266,7 @@ void Scanner::DecodeDebugInfo(const JitdumpRecordPrefix& prefix, FieldReader r,
 
 void Scanner::DecodeUnwindingInfo(const JitdumpRecordPrefix& prefix, FieldReader r,
                                   std::string_view body) {
-  if (body.size() < kUnwindingFixedSize) {
-    Fail(prefix.file_offset, "CODE_UNWINDING_INFO of " + std::to_string(prefix.total_size) +
-                                 " bytes is shorter than its 40-byte fixed part");
-  }
+  RequireFixedPart(prefix, body, kUnwindingFixedSize, "CODE_UNWINDING_INFO");
   JitdumpUnwindingInfo info;
   info.prefix = prefix;
   info.unwinding_size = r.U64(0);

@@ -488,3 +488,45 @@ TEST_F(JitdumpTest, LooksLikeJitdump) {
 
 }  // namespace
 }  // namespace cg_inject
+
+namespace cg_inject {
+namespace {
+
+// A record whose declared size leaves no room for its fixed fields is corrupt, not truncated.
+TEST(JitdumpFixedPartTest, ShortRecordsNameTheirFixedSize) {
+  struct Case {
+    uint32_t id;
+    const char* message;
+  };
+  for (const Case& c :
+       {Case{0,
+             "jit-1.dump: offset 40: CODE_LOAD of 24 bytes is shorter than its 56-byte fixed part"},
+        Case{1,
+             "jit-1.dump: offset 40: CODE_MOVE of 24 bytes is shorter than its 64-byte fixed part"},
+        Case{2,
+             "jit-1.dump: offset 40: CODE_DEBUG_INFO of 24 bytes is shorter than its 32-byte "
+             "fixed part"},
+        Case{4,
+             "jit-1.dump: offset 40: CODE_UNWINDING_INFO of 24 bytes is shorter than its "
+             "40-byte fixed part"}}) {
+    std::string bytes = testing::JitdumpBuilder().Header().bytes();
+    auto put32 = [&bytes](uint32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); };
+    put32(c.id);
+    put32(24);               // total_size: prefix + 8 bytes
+    bytes.append(8, '\0');   // timestamp
+    bytes.append(8, '\0');   // 8 bytes of body
+    bytes.append(16, '\0');  // a CODE_CLOSE-sized tail so the record is not the file's last bytes
+    SymbolIndex index;
+    Diagnostics diagnostics;
+    uint32_t source = index.AddSource({"jit-1.dump", "jitdump", "jit-1.dump"});
+    try {
+      ReadJitdump(bytes, "jit-1.dump", source, &index, &diagnostics);
+      ADD_FAILURE() << "record id " << c.id << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), c.message);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cg_inject
