@@ -1,13 +1,26 @@
 // CallgrindWriter: records back to Callgrind text (valgrind callgrind/docs/cl-format.xml).
 //
-// The writer mirrors the reader's state machine so that what it leaves out is exactly what the
-// reader will infer: fl= is written when the function's file differs from the reader's current
-// source file (fn= takes that file), fi=/fe= when a record's source file changes, cob=/cfi= when
-// a call target differs from the defaults (current ob, current source file), jfi=/jfn= likewise
-// for jumps. Relative positions are based on the last position line, never on call or jump
-// targets, and every function starts absolute, as Callgrind does, so the output also reads the
-// same in tools that reset at fn=. Columns of unknown kind (e.g. qt-creator's `memAddr`) are
-// always absolute hex: callgrind_annotate mistakes a decimal second column for a line number.
+// The writer mirrors its consumers' state machines so that what it leaves out is exactly what
+// they will infer, and so that KCachegrind (libcore/cachegrindloader.cpp) and callgrind_annotate
+// read the same profile although their rules differ:
+// - Function ids. KCachegrind binds `fn=(N) name` (and cfn=/jfn= definitions) to the function
+//   name + file + object in force where the id is defined; a later bare `(N)` means that function
+//   whatever ob=/fl=/cob=/cfi= say then. callgrind_annotate binds an id to the name alone. So a
+//   function id here stands for one (object, file, name), as in Callgrind, and a name that lives
+//   in two objects or files gets two ids. Object and file ids are plain names for both.
+// - Parts. KCachegrind forgets every id when a part starts; all ids are defined afresh in each
+//   part, as Callgrind does with --combine-dumps=yes.
+// - Files. For KCachegrind fl=, fi= and fe= all set the current file and fn= goes back to the
+//   last fl= file; for callgrind_annotate a fi=/fe= left open carries into the next fn=. fl= is
+//   written unless both already agree on the function's file. fi=/fe= are written when a
+//   record's source file changes; a call or jump without cfi=/jfi= targets the current file
+//   (fi=/fe= included) in both.
+// - cob=/cfi= are written when a call target differs from those defaults (current ob, current
+//   file), jfi=/jfn= likewise for jumps.
+// Relative positions are based on the last position line, never on call or jump targets, and
+// every function starts absolute, as Callgrind does, so the output also reads the same in tools
+// that reset at fn=. Columns of unknown kind (e.g. qt-creator's `memAddr`) are always absolute
+// hex: callgrind_annotate mistakes a decimal second column for a line number.
 #include "callgrind/callgrind_writer.h"
 
 #include <charconv>
@@ -104,6 +117,12 @@ void CallgrindWriter::OnPartBegin(int part_index) {
   }
   body_written_ = false;
   current_ = Current{};
+  for (int space = 0; space < 2; ++space) {
+    ids_[space].clear();
+    cache_[space].clear();
+  }
+  function_ids_.clear();
+  function_cache_.clear();
   has_last_ = false;
   last_ = Position{};
 }
@@ -123,26 +142,38 @@ void CallgrindWriter::OnLayout(const PartLayout& layout) {
   PutChar('\n');
 }
 
+void CallgrindWriter::AppendCompressed(std::string_view name, uint32_t id, bool known) {
+  if (id == 0) {
+    Put(name);
+  } else {
+    PutChar('(');
+    AppendUnsigned(id);
+    PutChar(')');
+    if (!known) {
+      PutChar(' ');
+      Put(name);
+    }
+  }
+  PutChar('\n');
+}
+
 void CallgrindWriter::AppendName(std::string_view tag, Space space, const Name& full_name) {
   std::string_view name = full_name.text;
   Put(tag);
   PutChar('=');
   // An empty name cannot be compressed: "(3)" alone would read as a reference.
   if (name.empty() || (!options_.compress_names && !LooksCompressed(name))) {
-    Put(name);
-    PutChar('\n');
+    AppendCompressed(name, 0, false);
     return;
   }
   // Hashing every name was 16% of a rewrite; Name::id (dense, from the reader) indexes a cache
   // of map entries instead. The text is compared anyway, so ids from another producer that
   // happen to collide only cost a miss.
-  PutChar('(');
   auto& cache = cache_[space];
   if (full_name.id < cache.size()) {
     const IdEntry* entry = cache[full_name.id];
     if (entry != nullptr && entry->first == name) {
-      AppendUnsigned(entry->second);
-      Put(")\n");
+      AppendCompressed(name, entry->second, true);
       return;
     }
   }
@@ -154,16 +185,46 @@ void CallgrindWriter::AppendName(std::string_view tag, Space space, const Name& 
     if (full_name.id >= cache.size()) cache.resize(full_name.id + full_name.id / 2 + 64, nullptr);
     cache[full_name.id] = &*it;
   }
-  uint32_t id = it->second;
-  if (known) {
-    AppendUnsigned(id);
-    Put(")\n");
+  AppendCompressed(name, it->second, known);
+}
+
+size_t CallgrindWriter::FunctionIdKeyHash::operator()(const FunctionIdKey& k) const {
+  std::hash<std::string_view> h;
+  size_t seed = h(k.function);
+  seed ^= h(k.file) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+  seed ^= h(k.object) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+  return seed;
+}
+
+void CallgrindWriter::AppendFunction(std::string_view tag, const Name& object, const Name& file,
+                                     const Name& function) {
+  std::string_view name = function.text;
+  Put(tag);
+  PutChar('=');
+  if (name.empty() || (!options_.compress_names && !LooksCompressed(name))) {
+    AppendCompressed(name, 0, false);
     return;
   }
-  AppendUnsigned(id);
-  Put(") ");
-  Put(name);
-  PutChar('\n');
+  // Fast path: the slot of this function name remembers the (object, file) of its last use; a
+  // function is nearly always written in one context, so the triple is hashed about once.
+  if (function.id < function_cache_.size()) {
+    const FunctionIdCacheSlot& slot = function_cache_[function.id];
+    if (slot.key != nullptr && slot.object_id == object.id && slot.file_id == file.id &&
+        slot.key->function == name && slot.key->object == object.text &&
+        slot.key->file == file.text) {
+      AppendCompressed(name, slot.writer_id, true);
+      return;
+    }
+  }
+  FunctionIdKey key{std::string(object.text), std::string(file.text), std::string(name)};
+  auto [it, inserted] =
+      function_ids_.try_emplace(std::move(key), static_cast<uint32_t>(function_ids_.size() + 1));
+  if (function.id < kMaxCachedId) {
+    if (function.id >= function_cache_.size())
+      function_cache_.resize(function.id + function.id / 2 + 64);
+    function_cache_[function.id] = {object.id, file.id, it->second, &it->first};
+  }
+  AppendCompressed(name, it->second, !inserted);
 }
 
 void CallgrindWriter::OnFunction(const FunctionContext& function) {
@@ -175,10 +236,14 @@ void CallgrindWriter::OnFunction(const FunctionContext& function) {
     current_.object.assign(function.object.text);
     current_.has_object = true;
   }
-  // fn= takes the reader's current source file (fi=/fe= included) as the function's file.
-  if (function.file.id != 0 && (!current_.has_file || current_.source_file != function.file.text)) {
+  // KCachegrind gives fn= the last fl= file, callgrind_annotate the current one (fi=/fe=
+  // included): fl= unless both already name the function's file.
+  if (function.file.id != 0 &&
+      (!current_.has_fl || current_.fl_file != function.file.text ||
+       current_.source_file != function.file.text)) {
     AppendName("fl", kFiles, function.file);
-    current_.has_file = true;
+    current_.has_file = current_.has_fl = true;
+    current_.fl_file.assign(function.file.text);
   }
   if (function.file.id != 0) {
     current_.file.assign(function.file.text);
@@ -186,7 +251,10 @@ void CallgrindWriter::OnFunction(const FunctionContext& function) {
   } else {
     current_.file = current_.source_file;
   }
-  AppendName("fn", kFunctions, function.function);
+  // The reader's object and file persist from function to function, so id 0 here means none
+  // was ever named in this part: both consumers then use the empty name too.
+  AppendFunction("fn", function.object, function.file, function.function);
+  current_.object_id = function.object.id;
   current_.function.assign(function.function.text);
   has_last_ = false;
 }
@@ -274,7 +342,9 @@ void CallgrindWriter::OnCall(const CallRecord& call) {
       (!current_.has_file || current_.source_file != call.target_file.text)) {
     AppendName("cfi", kFiles, call.target_file);
   }
-  AppendName("cfn", kFunctions, call.target_function);
+  // The reader resolved the defaults, and cob=/cfi= above make the consumer's context equal to
+  // this triple, which is what KCachegrind binds a new id to.
+  AppendFunction("cfn", call.target_object, call.target_file, call.target_function);
   Put("calls=");
   AppendUnsigned(call.count);
   PutChar(' ');
@@ -294,7 +364,8 @@ void CallgrindWriter::OnJump(const JumpRecord& jump) {
     AppendName("jfi", kFiles, jump.target_file);
   }
   if (jump.target_function.id != 0 && current_.function != jump.target_function.text)
-    AppendName("jfn", kFunctions, jump.target_function);
+    AppendFunction("jfn", Name{current_.object_id, current_.object}, jump.target_file,
+                   jump.target_function);
   if (jump.conditional) {
     Put("jcnd=");
     AppendUnsigned(jump.followed);

@@ -26,6 +26,11 @@ struct CallgrindWriterOptions {
 /// cfn= before every calls=. Buffers output in large blocks and hands everything to the sink by
 /// the end of each part; the caller finishes or commits the sink. A name that would read back as
 /// a compressed one ("(3) x") is written compressed even with compress_names off.
+///
+/// The output reads the same in KCachegrind and callgrind_annotate (see the .cc for the rules):
+/// function ids are bound to (object, file, name) as Callgrind binds them, every part defines
+/// its ids afresh, and fl= is written whenever either consumer would otherwise give the function
+/// another file.
 class CallgrindWriter : public ProfileSink {
  public:
   explicit CallgrindWriter(ByteSink* out, CallgrindWriterOptions options = {});
@@ -46,16 +51,41 @@ class CallgrindWriter : public ProfileSink {
   void Flush();
 
  private:
-  enum Space { kObjects = 0, kFiles = 1, kFunctions = 2 };
+  enum Space { kObjects = 0, kFiles = 1 };
 
-  /// What the reader of our output currently believes; reset per part.
+  /// What the readers of our output currently believe; reset per part. `fl_file` is the file of
+  /// the last fl= (KCachegrind's file for the next fn=), `source_file` the file that fl=/fi=/fe=
+  /// made current (callgrind_annotate's file for the next fn=, and both readers' default for
+  /// cfi=/jfi=).
   struct Current {
-    bool has_object = false, has_file = false;
-    std::string object, file, source_file, function;
+    bool has_object = false, has_file = false, has_fl = false;
+    uint32_t object_id = 0;  // Name::id of `object` as the last fn= received it
+    std::string object, file, fl_file, source_file, function;
   };
 
-  /// Appends "tag=" plus the name, compressed when enabled.
+  /// A function as KCachegrind identifies a compressed function id: the object and file in force
+  /// where the id is defined, and the name.
+  struct FunctionIdKey {
+    std::string object, file, function;
+    bool operator==(const FunctionIdKey&) const = default;
+  };
+  struct FunctionIdKeyHash {
+    size_t operator()(const FunctionIdKey& k) const;
+  };
+  /// Fast path of FunctionId: the last key seen for a function Name::id, checked by text.
+  struct FunctionIdCacheSlot {
+    uint32_t object_id = 0, file_id = 0, writer_id = 0;
+    const FunctionIdKey* key = nullptr;
+  };
+
+  /// Appends "tag=" plus the name, compressed when enabled (objects and files).
   void AppendName(std::string_view tag, Space space, const Name& name);
+  /// Appends "tag=" plus a function name whose id is bound to `object` and `file`, the context
+  /// in which the consumer will read this line.
+  void AppendFunction(std::string_view tag, const Name& object, const Name& file,
+                      const Name& function);
+  /// Writes `name` in full or as "(id) name"/"(id)", `id` being 0 for a name written in full.
+  void AppendCompressed(std::string_view name, uint32_t id, bool known);
   /// Appends fi=/fe= when `file` differs from the file the reader has current.
   void SwitchSourceFile(const Name& file);
   /// Appends the position columns; `update` says whether the reader will take them as its new
@@ -77,15 +107,20 @@ class CallgrindWriter : public ProfileSink {
   bool wrote_anything_ = false;
   bool body_written_ = false;  // a body line was written in the current part
 
-  // Compression ids by name text, per name space; they persist across parts like the reader's.
+  // Compression ids of objects and files by name text. KCachegrind forgets every id at each
+  // part, so they are cleared at OnPartBegin and each part names everything again, as Callgrind
+  // does with --combine-dumps=yes.
   struct StringHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   using IdMap = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
   using IdEntry = IdMap::value_type;
-  IdMap ids_[3];
-  std::vector<const IdEntry*> cache_[3];  // by Name::id; see AppendName
+  IdMap ids_[2];
+  std::vector<const IdEntry*> cache_[2];  // by Name::id; see AppendName
+  // Function ids by (object, file, name): one id per function as KCachegrind identifies it.
+  std::unordered_map<FunctionIdKey, uint32_t, FunctionIdKeyHash> function_ids_;
+  std::vector<FunctionIdCacheSlot> function_cache_;  // by the function's Name::id
 
   PositionLayout layout_;
   Current current_;

@@ -105,7 +105,61 @@ TEST(CallgrindWriterTest, PartsHeadersAndTrailingTotals) {
   EXPECT_EQ(out,
             "# callgrind format\nversion: 1\ncreator: x\npart: 1\ndesc: I1 cache: \nevents: Ir\n\n"
             "\nfn=(1) main\n1 5\ntotals: 5\n"
-            "\npart: 2\nevents: Ir Dr\n\n\nfn=(1)\n1 6 1\ntotals: 6 1\n");
+            "\npart: 2\nevents: Ir Dr\n\n\nfn=(1) main\n1 6 1\ntotals: 6 1\n");
+}
+
+TEST(CallgrindWriterTest, EveryPartDefinesItsIdsAgain) {
+  // KCachegrind empties its id tables at each part (prepareNewPart -> clearCompression), so a
+  // part must not refer to an id that an earlier part defined; Callgrind names everything again.
+  std::string out = ExpectRoundTrip(
+      "# callgrind format\nevents: Ir\nob=(1) a.so\nfl=(1) a.c\nfn=(1) f\n1 1\ncfn=(2) g\n"
+      "calls=1 2\n1 3\nfn=(2)\n2 3\n\npart: 2\nob=(1)\nfl=(1)\nfn=(2)\n2 4\ncfn=(1)\ncalls=1 1\n"
+      "2 5\n");
+  EXPECT_EQ(out,
+            "# callgrind format\nevents: Ir\n\n"
+            "\nob=(1) a.so\nfl=(1) a.c\nfn=(1) f\n1 1\ncfn=(2) g\ncalls=1 2\n* 3\n"
+            "\nfn=(2)\n2 3\n"
+            "\npart: 2\n\n"
+            "\nob=(1) a.so\nfl=(1) a.c\nfn=(1) g\n2 4\ncfn=(2) f\ncalls=1 1\n* 5\n");
+}
+
+TEST(CallgrindWriterTest, FunctionIdsAreBoundToObjectAndFile) {
+  // KCachegrind binds a function id to the object and file in force where it is defined, and a
+  // bare reference means that function wherever it appears. One name in two objects (libc's and
+  // ld.so's mprotect) or two files (two static helpers) therefore needs two ids, on the callee
+  // and on the caller side.
+  std::string out = ExpectRoundTrip(
+      "# callgrind format\nevents: Ir\n"
+      "ob=ld.so\nfl=dl.c\nfn=mprotect\n1 1\n"
+      "ob=libc.so\nfl=m.c\nfn=mprotect\n2 2\n"
+      "fl=a.c\nfn=helper\n3 3\nfl=b.c\nfn=helper\n4 4\n"
+      "ob=main\nfl=main.c\nfn=main\n5 5\n"
+      "cob=ld.so\ncfi=dl.c\ncfn=mprotect\ncalls=1 1\n5 1\n"
+      "cob=libc.so\ncfi=m.c\ncfn=mprotect\ncalls=1 2\n5 2\n"
+      "cob=libc.so\ncfi=b.c\ncfn=helper\ncalls=1 4\n5 4\n");
+  EXPECT_EQ(out,
+            "# callgrind format\nevents: Ir\n\n"
+            "\nob=(1) ld.so\nfl=(1) dl.c\nfn=(1) mprotect\n1 1\n"
+            "\nob=(2) libc.so\nfl=(2) m.c\nfn=(2) mprotect\n2 2\n"
+            "\nfl=(3) a.c\nfn=(3) helper\n3 3\n"
+            "\nfl=(4) b.c\nfn=(4) helper\n4 4\n"
+            "\nob=(3) main\nfl=(5) main.c\nfn=(5) main\n5 5\n"
+            "cob=(1)\ncfi=(1)\ncfn=(1)\ncalls=1 1\n* 1\n"
+            "cob=(2)\ncfi=(2)\ncfn=(2)\ncalls=1 2\n* 2\n"
+            "cob=(2)\ncfi=(4)\ncfn=(4)\ncalls=1 4\n* 4\n");
+}
+
+TEST(CallgrindWriterTest, FlIsWrittenWhenAFileSwitchIsLeftOpen) {
+  // gprof2dot-bool.callgrind: a function's fi= is still open at the next fn=, whose file is that
+  // fi= file for callgrind_annotate (and so for our reader). KCachegrind goes back to the last
+  // fl= file instead, so the writer must say fl= explicitly even though fi= already named it.
+  std::string out = ExpectRoundTrip(
+      "# callgrind format\nevents: Ir\nfl=crti.S\nfn=_init\n1 1\nfi=???\n2 2\n"
+      "fn=0x00000DB0\n3 3\n");
+  EXPECT_EQ(out,
+            "# callgrind format\nevents: Ir\n\n"
+            "\nfl=(1) crti.S\nfn=(1) _init\n1 1\nfi=(2) ???\n2 2\n"
+            "\nfl=(2)\nfn=(2) 0x00000DB0\n3 3\n");
 }
 
 TEST(CallgrindWriterTest, PartWithoutRecordsStaysAPart) {
