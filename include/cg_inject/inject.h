@@ -97,6 +97,7 @@ struct InjectStats {
   struct Source {
     std::string path, kind, object_name;
     int64_t records = 0;
+    std::string damage = {};  // SymbolSourceInfo::damage
   };
   struct Unresolved {
     uint64_t addr = 0;

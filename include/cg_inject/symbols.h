@@ -28,6 +28,9 @@ struct SymbolSourceInfo {
   std::string object_name;   // what `ob=` says for code from here, e.g. "jit-1234.dump"
   int64_t records = 0;       // versions it contributed
   uint32_t elf_machine = 0;  // jitdump header e_machine (62 x86-64, 183 AArch64); 0 = unknown
+  /// Damage the reader recovered from, for --stats ("1 torn line (1 name cut off)"); empty when
+  /// the file was clean.
+  std::string damage = {};
 };
 
 /// One piece of machine code that lived at [start, start + size) for a while: a perf-map line,

@@ -238,9 +238,8 @@ void CallgrindWriter::OnFunction(const FunctionContext& function) {
   }
   // KCachegrind gives fn= the last fl= file, callgrind_annotate the current one (fi=/fe=
   // included): fl= unless both already name the function's file.
-  if (function.file.id != 0 &&
-      (!current_.has_fl || current_.fl_file != function.file.text ||
-       current_.source_file != function.file.text)) {
+  if (function.file.id != 0 && (!current_.has_fl || current_.fl_file != function.file.text ||
+                                current_.source_file != function.file.text)) {
     AppendName("fl", kFiles, function.file);
     current_.has_file = current_.has_fl = true;
     current_.fl_file.assign(function.file.text);

@@ -41,7 +41,7 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
     index_max_ = std::max(index_max_, v.end());
   }
   for (const SymbolSourceInfo& s : index.sources())
-    stats_.sources.push_back({s.path, s.kind, s.object_name, s.records});
+    stats_.sources.push_back({s.path, s.kind, s.object_name, s.records, s.damage});
   stats_.reused_ranges = index.reused_ranges();
 }
 

@@ -53,9 +53,12 @@ void AppendStatsText(const InjectStats& s, std::string* out) {
   *out += "cg-inject: sources:";
   if (s.sources.empty()) *out += " none";
   *out += '\n';
-  for (const auto& src : s.sources)
-    AppendF(out, "  %s (%s, ob=%s): %" PRId64 " code versions\n", src.path.c_str(),
-            src.kind.c_str(), src.object_name.c_str(), src.records);
+  for (const auto& src : s.sources) {
+    AppendF(out, "  %s (%s, ob=%s): %" PRId64 " code versions", src.path.c_str(), src.kind.c_str(),
+            src.object_name.c_str(), src.records);
+    if (!src.damage.empty()) AppendF(out, "; %s", src.damage.c_str());
+    *out += '\n';
+  }
   AppendF(out,
           "cg-inject: parts: %" PRId64 ", JIT-looking blocks: %" PRId64 ", resolved: %" PRId64
           ", functions named: %" PRId64 "\n",
@@ -107,7 +110,10 @@ void AppendStatsJson(const InjectStats& s, std::string* out) {
     AppendJsonString(s.sources[i].kind, out);
     *out += ",\"object\":";
     AppendJsonString(s.sources[i].object_name, out);
-    AppendF(out, ",\"records\":%" PRId64 "}", s.sources[i].records);
+    AppendF(out, ",\"records\":%" PRId64, s.sources[i].records);
+    *out += ",\"damage\":";
+    AppendJsonString(s.sources[i].damage, out);
+    *out += '}';
   }
   *out += "],\"event\":";
   AppendJsonString(s.first_event, out);

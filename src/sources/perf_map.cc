@@ -7,8 +7,10 @@
 // A perf map is appended to by every JIT thread with plain write()s, so real files contain
 // damage: a name broken by an embedded newline leaves a line without address and size, and two
 // writers interleaving leave one line holding a cut-off entry followed by a complete one
-// ("...<frozen sitej7fbf1fc215f9 b py::expanduser:..."). Such lines are skipped and counted;
-// the complete entry at the end of a torn line is salvaged.
+// ("...<frozen sitej7fbf1fc215f9 b py::expanduser:..."). A line without address and size is
+// skipped and counted. A torn line keeps both entries: the first one's start and size are
+// intact and its name is kept as far as it goes (a cut-off name beats an unnamed address), the
+// complete entry at its end as it is; both are counted.
 #include "sources/perf_map.h"
 
 #include <array>
@@ -113,9 +115,9 @@ size_t FindEmbeddedEntry(std::string_view name) {
 
 }  // namespace
 
-bool ParsePerfMapLine(std::string_view line, PerfMapLine* out, std::string* error,
-                      std::string_view* torn_tail) {
-  if (torn_tail != nullptr) *torn_tail = {};
+bool ParsePerfMapLine(std::string_view line, PerfMapLine* out, std::string* error) {
+  out->torn_tail = {};
+  out->torn_column = 0;
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   std::string_view rest = line;
   if (rest.empty() || IsBlank(rest.front())) {
@@ -140,11 +142,12 @@ bool ParsePerfMapLine(std::string_view line, PerfMapLine* out, std::string* erro
   out->name = rest;
   size_t embedded = FindEmbeddedEntry(rest);
   if (embedded != std::string_view::npos) {
-    *error = "torn line: another entry starts at column " +
-             std::to_string(static_cast<size_t>(rest.data() - line.data()) + embedded + 1) +
-             " (two writers interleaved)";
-    if (torn_tail != nullptr) *torn_tail = rest.substr(embedded);
-    return false;
+    out->torn_tail = rest.substr(embedded);
+    out->torn_column = static_cast<size_t>(rest.data() - line.data()) + embedded + 1;
+    std::string_view cut = rest.substr(0, embedded);
+    while (!cut.empty() && IsBlank(cut.back())) cut.remove_suffix(1);
+    // FindEmbeddedEntry needs at least 8 digits before the tail, so the cut name is never empty.
+    out->name = cut;
   }
   return true;
 }
@@ -190,25 +193,36 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
       ++stats.blank_lines;
       continue;
     }
-    std::string_view torn_tail;
-    if (ParsePerfMapLine(line, &entry, &error, &torn_tail)) {
-      add(entry);
+    if (!ParsePerfMapLine(line, &entry, &error)) {
+      ++stats.bad_lines;
+      std::string message = std::string(path) + ":" + std::to_string(stats.lines) + ": " + error;
+      if (first_error.empty()) first_error = message;
+      diagnostics->Warn(kBadLine, std::move(message));
       continue;
     }
-    ++stats.bad_lines;
-    std::string message = std::string(path) + ":" + std::to_string(stats.lines) + ": " + error;
-    if (first_error.empty()) first_error = message;
-    PerfMapLine tail_entry;
-    std::string tail_error;
-    std::string_view tail_torn;
-    if (!torn_tail.empty() && ParsePerfMapLine(torn_tail, &tail_entry, &tail_error, &tail_torn)) {
-      message += "; kept the entry at its end";
-      add(tail_entry);
+    add(entry);
+    if (entry.torn_tail.empty()) continue;
+    ++stats.torn_lines;
+    ++stats.cut_names;
+    size_t column = entry.torn_column;
+    // The tail is a line of its own that can be torn again (three writers).
+    int64_t kept = 1;
+    PerfMapLine tail;
+    std::string_view rest = entry.torn_tail;
+    while (!rest.empty() && ParsePerfMapLine(rest, &tail, &error)) {
+      add(tail);
       ++stats.recovered;
-      diagnostics->Warn(kTornLine, std::move(message));
-    } else {
-      diagnostics->Warn(torn_tail.empty() ? kBadLine : kTornLine, std::move(message));
+      ++kept;
+      if (tail.torn_tail.empty()) break;
+      ++stats.cut_names;
+      rest = tail.torn_tail;
     }
+    diagnostics->Warn(kTornLine, std::string(path) + ":" + std::to_string(stats.lines) +
+                                     ": torn line: another entry starts at column " +
+                                     std::to_string(column) + " (two writers interleaved); kept " +
+                                     std::to_string(kept) +
+                                     " entries, the first with its name "
+                                     "cut off");
   }
   if (stats.entries == 0 && stats.bad_lines > 0) {
     ThrowForFile(path, "not a perf map: none of its " + std::to_string(stats.bad_lines) +

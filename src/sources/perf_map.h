@@ -16,28 +16,34 @@ struct PerfMapLine {
   uint64_t start = 0;
   uint64_t size = 0;
   std::string_view name;
+  /// When another entry starts inside the name (two writers interleaved): that entry, the rest
+  /// of the line. `name` then holds the cut-off name, as far as it goes.
+  std::string_view torn_tail;
+  /// 1-based column of `torn_tail` in the line (0 when the line is not torn).
+  size_t torn_column = 0;
 };
 
-/// Parses one line (without its '\n'). Returns true on success; otherwise sets `*error` to why
-/// the line is malformed ("expected hex start address, got 'xyz'"). When another entry starts
-/// inside the name (two writers interleaved), the line is rejected and `*torn_tail` is set to
-/// that other entry, the rest of the line.
-bool ParsePerfMapLine(std::string_view line, PerfMapLine* out, std::string* error,
-                      std::string_view* torn_tail);
+/// Parses one line (without its '\n'). Returns true when the line starts with a valid entry
+/// (a torn line too: its start and size are intact); otherwise sets `*error` to why the line is
+/// malformed ("expected hex start address, got 'xyz'").
+bool ParsePerfMapLine(std::string_view line, PerfMapLine* out, std::string* error);
 
 /// What ReadPerfMap saw.
 struct PerfMapStats {
   int64_t lines = 0;        // lines in the file, blank ones included
   int64_t entries = 0;      // versions added to the index
   int64_t bad_lines = 0;    // malformed lines skipped (each reported through Diagnostics)
+  int64_t torn_lines = 0;   // lines holding two interleaved entries (each reported)
+  int64_t cut_names = 0;    // entries kept with a cut-off name (the head of a torn line)
   int64_t recovered = 0;    // entries salvaged from the tail of a torn line (counted in entries)
   int64_t blank_lines = 0;  // empty lines, ignored
 };
 
 /// Reads perf-map `bytes` and adds one CodeVersion per good line to `index`, in file order, with
 /// CodeVersion::source = `source`. Malformed lines are skipped and reported as
-/// "PATH:LINE: reason" under the kind "perf-map: bad line". Throws InputError only when the file
-/// has lines but none of them parses.
+/// "PATH:LINE: reason" under the kind "perf-map: bad line". A torn line gives both of its
+/// entries, the first with its name cut off, reported under "perf-map: torn line". Throws
+/// InputError only when the file has lines but none of them parses.
 PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t source,
                          SymbolIndex* index, Diagnostics* diagnostics);
 

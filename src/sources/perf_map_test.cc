@@ -28,8 +28,7 @@ class PerfMapTest : public ::testing::Test {
   static std::string LineError(std::string_view line, PerfMapLine* out = nullptr) {
     PerfMapLine scratch;
     std::string error;
-    std::string_view torn;
-    if (ParsePerfMapLine(line, out ? out : &scratch, &error, &torn)) return "";
+    if (ParsePerfMapLine(line, out ? out : &scratch, &error)) return "";
     return error;
   }
   SymbolIndex index_;
@@ -91,16 +90,29 @@ TEST_F(PerfMapTest, MalformedLines) {
   EXPECT_EQ(LineError("-10 8 f"), "expected hex start address, got '-10'");
 }
 
-TEST_F(PerfMapTest, TornLineSalvagesTheCompleteEntry) {
+TEST_F(PerfMapTest, TornLineKeepsBothEntries) {
   PerfMapLine line;
   std::string error;
-  std::string_view torn;
-  EXPECT_FALSE(
-      ParsePerfMapLine("7fbf1fc215ee b py::joinuser:<frozen sitej7fbf1fc215f9 b "
-                       "py::expanduser:<frozen posixpath>",
-                       &line, &error, &torn));
-  EXPECT_EQ(error, "torn line: another entry starts at column 42 (two writers interleaved)");
-  EXPECT_EQ(torn, "7fbf1fc215f9 b py::expanduser:<frozen posixpath>");
+  ASSERT_TRUE(ParsePerfMapLine(
+      "7fbf1fc215ee b py::joinuser:<frozen sitej7fbf1fc215f9 b py::expanduser:<frozen posixpath>",
+      &line, &error));
+  EXPECT_EQ(line.start, 0x7fbf1fc215eeu);
+  EXPECT_EQ(line.size, 0xbu);
+  EXPECT_EQ(line.name, "py::joinuser:<frozen sitej");  // as far as it goes
+  EXPECT_EQ(line.torn_column, 42u);
+  EXPECT_EQ(line.torn_tail, "7fbf1fc215f9 b py::expanduser:<frozen posixpath>");
+}
+
+TEST_F(PerfMapTest, ThreeInterleavedWritersGiveThreeEntries) {
+  PerfMapStats stats = Read("1000 10 first_cut0000000000002000 10 second_cut00003000 10 third\n");
+  EXPECT_EQ(stats.entries, 3);
+  EXPECT_EQ(stats.torn_lines, 1);
+  EXPECT_EQ(stats.cut_names, 2);
+  EXPECT_EQ(stats.recovered, 2);
+  EXPECT_EQ(stats.bad_lines, 0);
+  EXPECT_EQ(index_.Lookup(0x1000)->raw_name, "first_cut");
+  EXPECT_EQ(index_.Lookup(0x2000)->raw_name, "second_cut");
+  EXPECT_EQ(index_.Lookup(0x3000)->raw_name, "third");
 }
 
 TEST_F(PerfMapTest, NumbersInNamesAreNotTornLines) {
@@ -231,15 +243,23 @@ TEST_F(PerfMapTest, CorpusCpythonTornLine) {
   std::string path = CorpusPath("perfmap/blazesym-python312-sample.map");
   CG_SKIP_WITHOUT_CORPUS(path);
   PerfMapStats stats = Read(ReadTestFile(path), "perf-7.map");
-  // 30 lines; line 24 holds a cut-off entry for 7fbf1fc215ee and the complete 7fbf1fc215f9 one.
+  // 30 lines; line 24 holds a cut-off entry for 7fbf1fc215ee and the complete 7fbf1fc215f9 one:
+  // both are kept, the first with the name as far as it goes.
   EXPECT_EQ(stats.lines, 30);
-  EXPECT_EQ(stats.bad_lines, 1);
+  EXPECT_EQ(stats.bad_lines, 0);
+  EXPECT_EQ(stats.torn_lines, 1);
+  EXPECT_EQ(stats.cut_names, 1);
   EXPECT_EQ(stats.recovered, 1);
-  EXPECT_EQ(stats.entries, 30);
+  EXPECT_EQ(stats.entries, 31);
   EXPECT_THAT(Messages(diagnostics_),
               ElementsAre("perf-7.map:24: torn line: another entry starts at column 64 (two "
-                          "writers interleaved); kept the entry at its end"));
-  EXPECT_EQ(index_.Lookup(0x7fbf1fc215ee), nullptr);  // its name is lost
+                          "writers interleaved); kept 2 entries, the first with its name cut "
+                          "off"));
+  const CodeVersion* cut = index_.Lookup(0x7fbf1fc215ee);
+  ASSERT_NE(cut, nullptr);
+  EXPECT_EQ(cut->size, 0xbu);
+  EXPECT_EQ(cut->raw_name, "py::_getuserbase.<locals>.joinuser:<frozen sitej");
+  EXPECT_EQ(cut->function_name, "_getuserbase.<locals>.joinuser");
   const CodeVersion* salvaged = index_.Lookup(0x7fbf1fc215f9);
   ASSERT_NE(salvaged, nullptr);
   EXPECT_EQ(salvaged->size, 0xbu);

@@ -56,6 +56,15 @@ LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& pa
     if (stats.bad_lines > 0) {
       loaded.details += ", " + Count(stats.bad_lines, "bad line", "bad lines") + " skipped";
     }
+    std::string damage;
+    if (stats.bad_lines > 0) damage = Count(stats.bad_lines, "bad line", "bad lines") + " skipped";
+    if (stats.torn_lines > 0) {
+      std::string torn = Count(stats.torn_lines, "torn line", "torn lines") + " (" +
+                         Count(stats.cut_names, "name", "names") + " cut off)";
+      loaded.details += ", " + torn;
+      damage += (damage.empty() ? "" : ", ") + torn;
+    }
+    index->mutable_source(loaded.source)->damage = std::move(damage);
   }
   loaded.versions = index->sources()[loaded.source].records;
   return loaded;
