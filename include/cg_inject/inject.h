@@ -115,6 +115,7 @@ struct InjectStats {
   int64_t jit_blocks = 0;                // JIT-looking fn= blocks in the input
   int64_t jit_blocks_resolved = 0;
   int64_t functions_resolved = 0;  // distinct resolved (ob, fl, fn) triples
+  int64_t definitions_disambiguated = 0;  // names given a `:LINE` (resolve/definition_names.h)
   int64_t calls_renamed = 0;       // calls= lines whose target was renamed
   int64_t cost_lines_moved = 0;    // cost lines that left their block (tail jumps)
   uint64_t cost_moved = 0;

@@ -42,6 +42,10 @@ struct CodeVersion {
   std::string function_name;       // readable name, a location suffix/prefix removed
   std::string source_file;         // from the line table or the name convention; empty if unknown
   uint32_t source_line = 0;        // first line of the function; 0 if unknown
+  /// Where the name says the function is defined (V8 `file:line:col`, MoarVM `(file:line)`); 0 if
+  /// the name does not say. Unlike source_line, a line table never changes it, so every version
+  /// and tier of one definition agrees on it.
+  uint32_t definition_line = 0, definition_column = 0;
   uint32_t source = 0;             // index into SymbolIndex::sources()
   uint64_t timestamp = 0;          // jitdump record timestamp; 0 for perf maps
   uint64_t code_index = 0;         // jitdump code_index; 0 for perf maps

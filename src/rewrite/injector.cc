@@ -37,12 +37,15 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
       diagnostics_(diagnostics),
       chooser_(index, options.arch) {
   for (const CodeVersion& v : index.versions()) {
+    definition_names_.Add(SiteOf(v));
     index_min_ = std::min(index_min_, v.start);
     index_max_ = std::max(index_max_, v.end());
   }
   for (const SymbolSourceInfo& s : index.sources())
     stats_.sources.push_back({s.path, s.kind, s.object_name, s.records, s.damage});
   stats_.reused_ranges = index.reused_ranges();
+  definition_names_.Finish();
+  stats_.definitions_disambiguated = definition_names_.disambiguated_groups();
 }
 
 void Injector::Impl::OnPartBegin(int part_index) {

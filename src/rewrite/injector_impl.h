@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cg_inject/inject.h"
+#include "resolve/definition_names.h"
 #include "resolve/name_table.h"
 #include "resolve/version_chooser.h"
 #include "rewrite/accounting.h"
@@ -115,6 +116,8 @@ class Injector::Impl {
   void CoownersAt(const InBlock& block, uint64_t addr, std::vector<size_t>* fits);
   static bool IsOwn(const InBlock& block, int owner);
   int Identity(const CodeVersion* version, uint32_t suffix);
+  /// The definition a version belongs to, with views into names_.
+  DefinitionSite SiteOf(const CodeVersion& version);
   int PassIdentity(const FunctionKey& key);
   void LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line, uint32_t* file);
   uint32_t FileOf(const CodeVersion& version);
@@ -132,6 +135,7 @@ class Injector::Impl {
   Diagnostics* diagnostics_;
   VersionChooser chooser_;
   NameTable names_;
+  DefinitionNames definition_names_;
   uint64_t index_min_ = UINT64_MAX, index_max_ = 0;  // address span of the index
 
   // Part state.

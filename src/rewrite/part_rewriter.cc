@@ -63,20 +63,33 @@ void Injector::Impl::LineOf(const CodeVersion& version, uint64_t addr, uint32_t*
   *file = FileOf(version);
 }
 
+DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) {
+  const SymbolSourceInfo* source =
+      version.source < index_.sources().size() ? &index_.sources()[version.source] : nullptr;
+  std::string_view object = source && !source->object_name.empty() ? source->object_name
+                            : source                               ? source->path
+                                                                   : std::string_view("jit");
+  std::string_view function = !version.function_name.empty() ? version.function_name
+                              : !version.raw_name.empty()    ? version.raw_name
+                                                             : std::string_view();
+  if (function.empty()) function = names_.Intern("jit@" + std::to_string(version.start)).text;
+  // The name's own position when it has one: a line table may start on another line for each
+  // tier of one definition.
+  uint32_t line = version.definition_line != 0 ? version.definition_line : version.source_line;
+  return {names_.Intern(object).text, names_.Text(FileOf(version)), names_.Intern(function).text,
+          line, version.definition_column};
+}
+
 int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
   std::vector<std::pair<uint32_t, int>>& cached = identity_cache_[version];
   for (const auto& [s, index] : cached)
     if (s == suffix) return index;
-  const SymbolSourceInfo* source =
-      version->source < index_.sources().size() ? &index_.sources()[version->source] : nullptr;
-  std::string object = source && !source->object_name.empty() ? source->object_name
-                       : source                               ? source->path
-                                                              : std::string("jit");
-  std::string function = !version->function_name.empty() ? version->function_name
-                         : !version->raw_name.empty()    ? version->raw_name
-                                                         : "jit@" + std::to_string(version->start);
+  DefinitionSite site = SiteOf(*version);
+  // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
+  std::string function = definition_names_.NameOf(site);
   if (suffix) function += names_.Text(suffix);
-  FunctionKey key{names_.Intern(object).id, FileOf(*version), names_.Intern(function).id};
+  FunctionKey key{names_.Intern(site.object).id, names_.Intern(site.file).id,
+                  names_.Intern(function).id};
   auto [it, inserted] = out_index_.try_emplace(key, int(out_.size()));
   if (inserted) {
     OutFunction& f = out_.emplace_back();

@@ -79,6 +79,8 @@ class IndexBuilder : public JitdumpVisitor {
     v.function_name = std::move(location.function);
     v.source_file = std::string(location.file);
     v.source_line = location.line_no;
+    v.definition_line = location.line_no;
+    v.definition_column = location.column;
     v.source = source_;
     v.timestamp = load.prefix.timestamp;
     v.code_index = load.code_index;

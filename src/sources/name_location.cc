@@ -28,7 +28,8 @@ bool ParseLineNo(std::string_view text, uint32_t* line_no) {
 }
 
 // Splits "FILE:LINE" or "FILE:LINE:COL" (V8's newer JS: names add a column).
-bool SplitFileLine(std::string_view text, std::string_view* file, uint32_t* line_no) {
+bool SplitFileLine(std::string_view text, std::string_view* file, uint32_t* line_no,
+                   uint32_t* column = nullptr) {
   size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0) return false;
   uint32_t number = 0;
@@ -40,6 +41,7 @@ bool SplitFileLine(std::string_view text, std::string_view* file, uint32_t* line
       ParseLineNo(text.substr(colon2 + 1, colon - colon2 - 1), &line_candidate)) {
     *file = text.substr(0, colon2);
     *line_no = line_candidate;
+    if (column != nullptr) *column = number;
     return true;
   }
   *file = text.substr(0, colon);
@@ -87,7 +89,7 @@ bool ParseV8(std::string_view name, NameLocation* out) {
   std::string_view function = space == std::string_view::npos ? "" : rest.substr(0, space);
   std::string_view file;
   uint32_t line_no = 0;
-  if (!SplitFileLine(location, &file, &line_no)) return false;
+  if (!SplitFileLine(location, &file, &line_no, &out->column)) return false;
   // Old V8 marks natives as "f native array.js:618": the marker belongs to the file.
   constexpr std::string_view kNative = " native";
   if (function.ends_with(kNative)) {

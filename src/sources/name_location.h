@@ -15,6 +15,7 @@ struct NameLocation {
   std::string function;         // readable function name; the whole name when nothing matched
   std::string_view file;        // view into the parsed name; empty when the name has no file
   uint32_t line_no = 0;         // 0 when the name has no line
+  uint32_t column = 0;          // 0 when the name has no column (V8's `JS:` names have one)
   std::string_view convention;  // the matching table row ("v8", "cpython", ...); empty if none
 };
 

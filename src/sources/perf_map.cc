@@ -167,6 +167,8 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
     version.function_name = std::move(location.function);
     version.source_file = std::string(location.file);
     version.source_line = location.line_no;
+    version.definition_line = location.line_no;
+    version.definition_column = location.column;
     version.source = source;
     index->Add(std::move(version));
     ++stats.entries;

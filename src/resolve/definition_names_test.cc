@@ -1,0 +1,123 @@
+#include "resolve/definition_names.h"
+
+#include <gtest/gtest.h>
+
+#include "sources/name_location.h"
+
+namespace cg_inject {
+namespace {
+
+// A site as the injector builds it from a perf-map or jitdump name.
+DefinitionSite Site(std::string_view object, std::string_view raw_name, NameLocation* storage) {
+  *storage = ParseNameLocation(raw_name);
+  return {object, storage->file, storage->function, storage->line_no, storage->column};
+}
+
+TEST(DefinitionNamesTest, AnonymousV8FunctionsOfOneFileStayApart) {
+  // The five anonymous functions of node:internal/validators in tests/data/node/basic/
+  // perf-6390.map (real lines), one of them at baseline tier (^), plus a named one.
+  const char* lines[] = {
+      "JS:~ node:internal/validators:94:3",   "JS:~ node:internal/validators:115:3",
+      "JS:^ node:internal/validators:161:40", "JS:~ node:internal/validators:217:41",
+      "JS:~ node:internal/validators:241:3",  "JS:~isInt32 node:internal/validators:44:17",
+  };
+  NameLocation storage[6];
+  DefinitionSite sites[6];
+  DefinitionNames names;
+  for (int i = 0; i < 6; ++i) {
+    sites[i] = Site("perf-6390.map", lines[i], &storage[i]);
+    names.Add(sites[i]);
+  }
+  names.Finish();
+  EXPECT_EQ(names.NameOf(sites[0]), "(anonymous):94");
+  EXPECT_EQ(names.NameOf(sites[1]), "(anonymous):115");
+  EXPECT_EQ(names.NameOf(sites[2]), "(anonymous):161");
+  EXPECT_EQ(names.NameOf(sites[3]), "(anonymous):217");
+  EXPECT_EQ(names.NameOf(sites[4]), "(anonymous):241");
+  EXPECT_EQ(names.NameOf(sites[5]), "isInt32");  // alone with its name: no position needed
+  EXPECT_EQ(names.disambiguated_groups(), 1);
+}
+
+TEST(DefinitionNamesTest, OneLineTwoColumns) {
+  // Two arrow functions on one line (V8 `JS:` names carry the column).
+  NameLocation a, b;
+  DefinitionNames names;
+  DefinitionSite s1 = Site("perf-5.map", "JS:~ /app/main.js:12:20", &a);
+  DefinitionSite s2 = Site("perf-5.map", "JS:~ /app/main.js:12:41", &b);
+  names.Add(s1);
+  names.Add(s2);
+  names.Finish();
+  EXPECT_EQ(names.NameOf(s1), "(anonymous):12:20");
+  EXPECT_EQ(names.NameOf(s2), "(anonymous):12:41");
+}
+
+TEST(DefinitionNamesTest, TiersAndVersionsOfOneDefinitionShareItsName) {
+  // V8 tiers (~ interpreted, ^ baseline, * optimized) and re-JITed code of one definition.
+  NameLocation a, b, c;
+  DefinitionNames names;
+  DefinitionSite lazy = Site("jit-1.dump", "LazyCompile:~fib /app/fib.js:3", &a);
+  DefinitionSite opt = Site("jit-1.dump", "LazyCompile:*fib /app/fib.js:3", &b);
+  DefinitionSite base = Site("jit-1.dump", "Function:^fib /app/fib.js:3", &c);
+  for (const auto& s : {lazy, opt, base}) names.Add(s);
+  names.Finish();
+  EXPECT_EQ(names.NameOf(lazy), "fib");
+  EXPECT_EQ(names.NameOf(opt), "fib");
+  EXPECT_EQ(names.NameOf(base), "fib");
+  EXPECT_EQ(names.disambiguated_groups(), 0);
+}
+
+TEST(DefinitionNamesTest, MoarVmNamelessFramesByLine) {
+  // MoarVM names a nameless frame `(FILE:LINE)`; v6c.nqp has many.
+  NameLocation a, b, c;
+  DefinitionNames names;
+  DefinitionSite s1 = Site("perf-9.map", "(gen/moar/BOOTSTRAP/v6c.nqp:7018)", &a);
+  DefinitionSite s2 = Site("perf-9.map", "(gen/moar/BOOTSTRAP/v6c.nqp:7035)", &b);
+  DefinitionSite named = Site("perf-9.map", "new(gen/moar/BOOTSTRAP/v6c.nqp:100)", &c);
+  for (const auto& s : {s1, s2, named, s1}) names.Add(s);
+  names.Finish();
+  EXPECT_EQ(names.NameOf(s1), "(anonymous):7018");
+  EXPECT_EQ(names.NameOf(s2), "(anonymous):7035");
+  EXPECT_EQ(names.NameOf(named), "new");
+}
+
+TEST(DefinitionNamesTest, SameNameInOneFileTwoClasses) {
+  // Two classes' `get` in one file (CPython qualifies, V8 does not).
+  NameLocation a, b;
+  DefinitionNames names;
+  DefinitionSite s1 = Site("perf-2.map", "JS:*get /app/models.js:10:5", &a);
+  DefinitionSite s2 = Site("perf-2.map", "JS:*get /app/models.js:80:5", &b);
+  names.Add(s1);
+  names.Add(s2);
+  names.Finish();
+  EXPECT_EQ(names.NameOf(s1), "get:10");
+  EXPECT_EQ(names.NameOf(s2), "get:80");
+}
+
+TEST(DefinitionNamesTest, SameBaseNameInTwoDirectories) {
+  // KCachegrind keys functions by the files' base names: /a/index.js and /b/index.js collide.
+  NameLocation a, b, c;
+  DefinitionNames names;
+  DefinitionSite s1 = Site("perf-3.map", "JS:~ /a/index.js:1:1", &a);
+  DefinitionSite s2 = Site("perf-3.map", "JS:~ /b/index.js:1:1", &b);
+  DefinitionSite s3 = Site("perf-3.map", "JS:~ /b/index.js:5:1", &c);
+  for (const auto& s : {s1, s2, s3}) names.Add(s);
+  names.Finish();
+  EXPECT_EQ(names.NameOf(s1), "(anonymous) (/a/index.js:1:1)");
+  EXPECT_EQ(names.NameOf(s2), "(anonymous) (/b/index.js:1:1)");
+  EXPECT_EQ(names.NameOf(s3), "(anonymous) (/b/index.js:5:1)");
+}
+
+TEST(DefinitionNamesTest, DifferentObjectsNeverCollide) {
+  NameLocation a, b;
+  DefinitionNames names;
+  DefinitionSite s1 = Site("perf-4.map", "JS:~ /a/x.js:1:1", &a);
+  DefinitionSite s2 = Site("jit-4.dump", "JS:~ /a/x.js:9:1", &b);
+  names.Add(s1);
+  names.Add(s2);
+  names.Finish();
+  EXPECT_EQ(names.NameOf(s1), "(anonymous)");
+  EXPECT_EQ(names.NameOf(s2), "(anonymous)");
+}
+
+}  // namespace
+}  // namespace cg_inject
