@@ -77,6 +77,13 @@ class ObjectExtents {
     (void)object;
     return false;
   }
+  /// The name Callgrind gives the function symbol of `object` that contains `addr` (ELF .symtab,
+  /// else .dynsym, Valgrind's naming rules), or nullopt when the object has no such symbol.
+  virtual std::optional<std::string> FunctionAt(std::string_view object, uint64_t addr) const {
+    (void)object;
+    (void)addr;
+    return std::nullopt;
+  }
 };
 
 /// Architecture of the JIT code, for decoding instruction boundaries from code bytes.
@@ -114,10 +121,10 @@ struct InjectStats {
   uint64_t unnamed_jit_cost_after = 0;   // the same in the output
   int64_t jit_blocks = 0;                // JIT-looking fn= blocks in the input
   int64_t jit_blocks_resolved = 0;
-  int64_t functions_resolved = 0;  // distinct resolved (ob, fl, fn) triples
+  int64_t functions_resolved = 0;         // distinct resolved (ob, fl, fn) triples
   int64_t definitions_disambiguated = 0;  // names given a `:LINE` (resolve/definition_names.h)
-  int64_t calls_renamed = 0;       // calls= lines whose target was renamed
-  int64_t cost_lines_moved = 0;    // cost lines that left their block (tail jumps)
+  int64_t calls_renamed = 0;              // calls= lines whose target was renamed
+  int64_t cost_lines_moved = 0;           // cost lines that left their block (tail jumps)
   uint64_t cost_moved = 0;
   int64_t edges_synthesized = 0;
   int64_t internal_transfers_dropped = 0;

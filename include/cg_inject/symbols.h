@@ -38,10 +38,10 @@ struct SymbolSourceInfo {
 struct CodeVersion {
   uint64_t start = 0;
   uint64_t size = 0;
-  std::string raw_name;            // as the source wrote it
-  std::string function_name;       // readable name, a location suffix/prefix removed
-  std::string source_file;         // from the line table or the name convention; empty if unknown
-  uint32_t source_line = 0;        // first line of the function; 0 if unknown
+  std::string raw_name;       // as the source wrote it
+  std::string function_name;  // readable name, a location suffix/prefix removed
+  std::string source_file;    // from the line table or the name convention; empty if unknown
+  uint32_t source_line = 0;   // first line of the function; 0 if unknown
   /// Where the name says the function is defined (V8 `file:line:col`, MoarVM `(file:line)`); 0 if
   /// the name does not say. Unlike source_line, a line table never changes it, so every version
   /// and tier of one definition agrees on it.

@@ -29,6 +29,7 @@
 #include "cli/options.h"
 #include "cli/output_plan.h"
 #include "cli/tee_sink.h"
+#include "elf/valgrind_name.h"
 #include "sources/symbol_sources.h"
 
 namespace cg_inject {
@@ -144,6 +145,12 @@ class CatalogExtents : public ObjectExtents {
   bool AddressesAreAbsolute(std::string_view object) const override {
     const ObjectImage* image = catalog_->Lookup(object);
     return image != nullptr && !image->is_pie();
+  }
+  std::optional<std::string> FunctionAt(std::string_view object, uint64_t addr) const override {
+    const ObjectImage* image = catalog_->Lookup(object);
+    const ElfSymbol* symbol = image != nullptr ? image->LookupSymbol(addr) : nullptr;
+    if (symbol == nullptr) return std::nullopt;
+    return ValgrindFunctionName(symbol->name);
   }
 
  private:

@@ -188,6 +188,27 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   mode_ = Mode::kPass;
   pending_header_ = true;
   cur_deferred_ = false;
+  // The file Callgrind gave this object's function, for SymbolOwner.
+  function_files_.try_emplace((uint64_t{key.object} << 32) | key.function, key.file);
+}
+
+const FunctionKey* Injector::Impl::SymbolOwner(uint64_t addr) {
+  for (uint32_t object : absolute_objects_) {
+    std::optional<bool> own = extents_->Contains(names_.Text(object), addr);
+    if (!own || !*own) continue;
+    std::optional<std::string> symbol = extents_->FunctionAt(names_.Text(object), addr);
+    if (!symbol) return nullptr;
+    uint32_t function = names_.Intern(*symbol).id;
+    uint64_t packed = (uint64_t{object} << 32) | function;
+    auto [it, inserted] = symbol_owners_.try_emplace(packed);
+    if (inserted) {
+      auto file = function_files_.find(packed);
+      it->second = FunctionKey{
+          object, file != function_files_.end() ? file->second : names_.Intern("???").id, function};
+    }
+    return &it->second;
+  }
+  return nullptr;
 }
 
 void Injector::Impl::NoteObject(uint32_t object) {

@@ -116,6 +116,9 @@ class Injector::Impl {
   void CoownersAt(const InBlock& block, uint64_t addr, std::vector<size_t>* fits);
   static bool IsOwn(const InBlock& block, int owner);
   int Identity(const CodeVersion* version, uint32_t suffix);
+  /// The function of an absolute object (ObjectExtents::AddressesAreAbsolute) whose ELF symbol
+  /// contains `addr`, or null when no such object or symbol does.
+  const FunctionKey* SymbolOwner(uint64_t addr);
   /// The definition a version belongs to, with views into names_.
   DefinitionSite SiteOf(const CodeVersion& version);
   int PassIdentity(const FunctionKey& key);
@@ -155,6 +158,10 @@ class Injector::Impl {
   std::unordered_map<FunctionKey, int, FunctionKeyHash> out_index_;
   // version -> (suffix id, out index) pairs; few suffixes per version.
   std::unordered_map<const CodeVersion*, std::vector<std::pair<uint32_t, int>>> identity_cache_;
+  // (object << 32 | function) -> the file of that function's first block, and the keys that
+  // SymbolOwner hands out (a node map: pointers to them stay valid).
+  std::unordered_map<uint64_t, uint32_t> function_files_;
+  std::unordered_map<uint64_t, FunctionKey> symbol_owners_;
   CostAccounting in_acc_, out_acc_;
   std::vector<uint64_t> scratch_addrs_;
   // A copy of one pooled cost vector: adding to the pool may move the original.

@@ -504,6 +504,73 @@ fn=0x00000000018c0010
   EXPECT_EQ(stats_.object_code_lines, 1);
 }
 
+class NodeExtentsWithSymbols : public NodeExtents {
+ public:
+  std::optional<std::string> FunctionAt(std::string_view object, uint64_t addr) const override {
+    if (object != "/usr/bin/node") return std::nullopt;
+    if (addr >= 0x18c0000 && addr < 0x18c0020) return "Builtins_Call";
+    if (addr >= 0x18c0020 && addr < 0x18c0040) return "Builtins_TailTarget";
+    return std::nullopt;
+  }
+};
+
+// Rule 9, owner: object code in a JIT block belongs to the ELF symbol that contains it, not to
+// the function that happened to have a cost line there: Callgrind charged a tail jump from
+// Builtins_Call into Builtins_TailTarget to Builtins_Call (0x18c0024 in its block), as it does
+// in Node 20 captures (Builtins_InterpreterPushUndefinedAndArgsThenCall's code under
+// Builtins_InterpreterEntryTrampoline).
+TEST_F(InjectorTest, ObjectCodeGoesToTheElfSymbolThatContainsIt) {
+  AddSource(kJit);
+  Add(0x18c0000, 0x20, "Builtin:Call");
+  Add(0x18c0020, 0x20, "Builtin:TailTarget");
+  Add(0x10000000, 0x100, "f");
+  NodeExtentsWithSymbols extents;
+  Run(R"(positions: instr
+events: Ir
+ob=/usr/bin/node
+fl=builtins.cc
+fn=Builtins_Call
+0x18c0000 5
+0x18c0024 1
+ob=???
+fl=???
+fn=0x0000000010000000
+0x10000000 3
+0x18c0028 7
+)",
+      &extents);
+  EXPECT_THAT(F("/usr/bin/node|builtins.cc|Builtins_Call").self, ElementsAre(6));
+  // A function the profile never named gets the file Callgrind gives code without debug info.
+  EXPECT_THAT(F("/usr/bin/node|???|Builtins_TailTarget").self, ElementsAre(7));
+  const auto& f = F("jit.map|???|f");
+  ASSERT_EQ(f.calls.count("/usr/bin/node|???|Builtins_TailTarget"), 1u) << out_.text();
+  EXPECT_EQ(stats_.object_code_lines, 1);
+}
+
+// Without symbols (a stripped object), the function that had a cost line there keeps it.
+TEST_F(InjectorTest, ObjectCodeWithoutSymbolsGoesToTheFunctionThatRanIt) {
+  AddSource(kJit);
+  Add(0x18c0000, 0x20, "Builtin:Call");
+  Add(0x18c0020, 0x20, "Builtin:TailTarget");
+  Add(0x10000000, 0x100, "f");
+  NodeExtents stripped;
+  Run(R"(positions: instr
+events: Ir
+ob=/usr/bin/node
+fl=builtins.cc
+fn=Builtins_Call
+0x18c0000 5
+0x18c0024 1
+ob=???
+fl=???
+fn=0x0000000010000000
+0x10000000 3
+0x18c0028 7
+)",
+      &stripped);
+  EXPECT_THAT(F("/usr/bin/node|builtins.cc|Builtins_Call").self, ElementsAre(13));
+}
+
 // Rule 4: a moved function (same function_id at two addresses) is one identity; two functions
 // with one name but different files stay two.
 TEST_F(InjectorTest, MovedFunctionIsOneIdentity) {

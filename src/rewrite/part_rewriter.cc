@@ -205,6 +205,10 @@ int Injector::Impl::Owner(const InBlock& block, uint64_t addr, const CodeVersion
   if (block.jit) {
     const FunctionKey* object_owner = nullptr;
     if (IsObjectCode(addr, &object_owner)) {
+      // The ELF symbol that contains the address owns it. The function that had a cost line
+      // there is only a fallback for objects without symbols: Callgrind charges tail jumps
+      // inside native code to the jumping function (Node's builtins show it).
+      if (const FunctionKey* symbol_owner = SymbolOwner(addr)) object_owner = symbol_owner;
       if (!object_owner) return block.identity;
       *version = nullptr;
       int owner = PassIdentity(*object_owner);

@@ -61,8 +61,7 @@ void AppendStatsText(const InjectStats& s, std::string* out) {
   }
   AppendF(out,
           "cg-inject: parts: %" PRId64 ", JIT-looking blocks: %" PRId64 ", resolved: %" PRId64
-          ", functions named: %" PRId64 " (names given their definition's position: %" PRId64
-          ")\n",
+          ", functions named: %" PRId64 " (names given their definition's position: %" PRId64 ")\n",
           s.parts, s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved,
           s.definitions_disambiguated);
   const char* event = s.first_event.empty() ? "cost" : s.first_event.c_str();
@@ -132,16 +131,14 @@ void AppendStatsJson(const InjectStats& s, std::string* out) {
   AppendF(out,
           ",\"jit_blocks\":%" PRId64 ",\"jit_blocks_resolved\":%" PRId64
           ",\"functions_resolved\":%" PRId64 ",\"definitions_disambiguated\":%" PRId64
-          ",\"calls_renamed\":%" PRId64
-          ",\"cost_lines_moved\":%" PRId64 ",\"cost_moved\":%" PRIu64
+          ",\"calls_renamed\":%" PRId64 ",\"cost_lines_moved\":%" PRId64 ",\"cost_moved\":%" PRIu64
           ",\"edges_synthesized\":%" PRId64 ",\"internal_transfers_dropped\":%" PRId64
           ",\"object_code_lines\":%" PRId64 ",\"reused_ranges\":%" PRId64
           ",\"reused_addresses_seen\":%" PRId64 ",\"ambiguous_choices\":%" PRId64,
-          s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved,
-          s.definitions_disambiguated, s.calls_renamed,
-          s.cost_lines_moved, s.cost_moved, s.edges_synthesized, s.internal_transfers_dropped,
-          s.object_code_lines, s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices,
-          s.reused_blocks_split);
+          s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved, s.definitions_disambiguated,
+          s.calls_renamed, s.cost_lines_moved, s.cost_moved, s.edges_synthesized,
+          s.internal_transfers_dropped, s.object_code_lines, s.reused_ranges,
+          s.reused_addresses_seen, s.ambiguous_choices, s.reused_blocks_split);
   *out += ",\"top_unresolved\":[";
   for (size_t i = 0; i < s.top_unresolved.size(); ++i) {
     if (i) *out += ',';
