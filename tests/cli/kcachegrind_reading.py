@@ -23,7 +23,13 @@ Output: sorted lines `fn`, `self`, `line`, `instr`, `call`, one fact each, summe
 keyed by event name, so two files that KCachegrind shows alike print the same text.
 
 Usage: kcachegrind_reading.py [--functions-only] FILE   (zstd input is expanded by the caller)
+       kcachegrind_reading.py --native [--jit-object NAME]... [--from-callgraph] FILE
        kcachegrind_reading.py --project-callgraph JSON
+--native prints only what an injection must keep: for every function that is not JIT code
+(object `???`/empty, or one of the --jit-object names cg-inject gives JIT code), its self and
+inclusive cost, its calls to and from other such functions, and the sums of its calls to and
+from JIT code. With --from-callgraph, FILE is `cg-inject --callgraph` JSON (cg-inject's own
+reading) instead of a profile.
 The second form prints the function-level facts of `cg-inject --callgraph` JSON (cg-inject's own
 reading, which follows callgrind_annotate's file rules) under KCachegrind's function keys, so a
 test can tell whether the two readings of one file agree.
@@ -229,8 +235,56 @@ def project_callgraph(path):
     return reading
 
 
+def native_view(reading, jit_objects):
+    def is_jit(key):
+        return key[2] == '' or key[2] in jit_objects
+
+    out = []
+    inclusive = collections.defaultdict(collections.Counter)
+    for key, costs in reading.self_cost.items():
+        if not is_jit(key):
+            inclusive[key].update(costs)
+    jit_calls = collections.defaultdict(lambda: [0, collections.Counter()])
+    for (caller, callee), count in reading.call_count.items():
+        costs = reading.call_cost[(caller, callee)]
+        if not is_jit(caller):
+            inclusive[caller].update(costs)
+        if is_jit(caller) and is_jit(callee):
+            continue
+        if not is_jit(caller) and not is_jit(callee):
+            out.append('call %r -> %r count=%d %s' % (caller, callee, count, sorted(costs.items())))
+            continue
+        side = ('to-jit', caller) if is_jit(callee) else ('from-jit', callee)
+        jit_calls[side][0] += count
+        jit_calls[side][1].update(costs)
+    # Functions only called, or only with zero costs, have no self or inclusive line.
+    for key, costs in reading.self_cost.items():
+        nonzero = sorted(c for c in costs.items() if c[1])
+        if not is_jit(key) and nonzero:
+            out.append('self %r %s' % (key, nonzero))
+    for key, costs in inclusive.items():
+        nonzero = sorted(c for c in costs.items() if c[1])
+        if nonzero:
+            out.append('inclusive %r %s' % (key, nonzero))
+    for (direction, key), (count, costs) in jit_calls.items():
+        out.append('%s %r count=%d %s' % (direction, key, count, sorted(costs.items())))
+    return '\n'.join(sorted(out)) + '\n'
+
+
 def main():
     args = sys.argv[1:]
+    if args[0] == '--native':
+        jit_objects = {short(args[i + 1]) for i, a in enumerate(args) if a == '--jit-object'}
+        if '--from-callgraph' in args:
+            reading = project_callgraph(args[-1])
+        else:
+            reading = Reading(functions_only=True)
+            loader = Loader(reading)
+            with open(args[-1], 'rb') as f:
+                for raw in f:
+                    loader.line(raw.decode('utf-8', 'surrogateescape').rstrip('\r\n'))
+        sys.stdout.write(native_view(reading, jit_objects))
+        return
     if args[0] == '--project-callgraph':
         sys.stdout.write(project_callgraph(args[1]).text())
         return
