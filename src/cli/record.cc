@@ -1,0 +1,430 @@
+// cg-inject record:
+//   spawn valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=DIR/callgrind.out.%p
+//         [VALGRIND OPTIONS] PROGRAM ARGS, with the runtime switches in its environment
+//   wait (SIGINT/SIGTERM/SIGHUP sent to cg-inject by another process are passed on; Ctrl-C
+//         reaches Valgrind through the terminal's process group by itself)
+//   per pid: move its perf map / jitdump into DIR, inject its files with RunCgInject (in
+//         parallel, one task per pid), print each task's messages in pid order
+// Callgrind writes its profile when the client dies of a signal: Valgrind runs the tool's exit
+// handler before it re-raises the signal (measured with 3.19: `kill -INT` gives a complete
+// callgrind.out.PID and exit status 130), so an interrupted run is still injected.
+#include "cli/record.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "callgrind/callgrind_reader.h"
+#include "cg_inject/error.h"
+#include "cg_inject/io.h"
+#include "cg_inject/profile.h"
+#include "cli/options.h"
+#include "cli/record_options.h"
+#include "cli/recorded_files.h"
+#include "cli/run.h"
+#include "cli/runtime_env.h"
+#include "resolve/jit_name.h"
+
+extern char** environ;
+
+namespace cg_inject {
+namespace {
+
+// The child being recorded, for the signal handler; 0 when none.
+std::atomic<pid_t> g_child{0};
+
+extern "C" void ForwardSignal(int signo, siginfo_t* info, void*) {
+  // A terminal's Ctrl-C (si_code SI_KERNEL) already went to Valgrind, which shares our process
+  // group; sending it again could interrupt Callgrind's dump. Signals from kill(2) are passed on.
+  pid_t child = g_child.load();
+  if (child > 0 && info != nullptr && info->si_code != SI_KERNEL) ::kill(child, signo);
+}
+
+/// Forwards SIGINT/SIGTERM/SIGHUP while alive, then restores the previous handlers.
+class SignalForwarding {
+ public:
+  SignalForwarding() {
+    struct sigaction action {};
+    action.sa_sigaction = ForwardSignal;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &action, &old_[i]);
+  }
+  ~SignalForwarding() {
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
+    g_child.store(0);
+  }
+  void set_child(pid_t child) { g_child.store(child); }
+  SignalForwarding(const SignalForwarding&) = delete;
+  SignalForwarding& operator=(const SignalForwarding&) = delete;
+
+ private:
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+};
+
+/// First-event cost in unnamed JIT code (fn=0x... in ob=???) and the `cmd:` line: enough to
+/// tell "the runtime wrote no map" from "this was not a JIT runtime".
+class UnnamedCostScan : public ProfileSink {
+ public:
+  void OnPartBegin(int) override {}
+  void OnHeader(std::string_view key, std::string_view value) override {
+    if (key == "cmd" && cmd_.empty()) cmd_ = value;
+  }
+  void OnLayout(const PartLayout&) override {}
+  void OnFunction(const FunctionContext& f) override {
+    JitName jit;
+    unnamed_ = IsUnknownObject(f.object.text) && ParseJitFunctionName(f.function.text, &jit);
+  }
+  void OnCost(const CostRecord& cost) override {
+    if (cost.costs.empty()) return;
+    total_ += cost.costs[0];
+    if (unnamed_) unnamed_cost_ += cost.costs[0];
+  }
+  void OnCall(const CallRecord&) override {}
+  void OnJump(const JumpRecord&) override {}
+  void OnPartEnd() override {}
+
+  uint64_t total() const { return total_; }
+  uint64_t unnamed_cost() const { return unnamed_cost_; }
+  const std::string& cmd() const { return cmd_; }
+
+ private:
+  bool unnamed_ = false;
+  uint64_t total_ = 0, unnamed_cost_ = 0;
+  std::string cmd_;
+};
+
+/// Below this share of unnamed code (fn=0x... in ob=???) a process without symbol sources is
+/// taken for one that ran no JIT code: a C program's PLT stubs land there too (/bin/true 0.02%,
+/// sh 0.01% with Valgrind 3.19), while a JIT runtime's interpreter and stubs alone are more
+/// (the test JIT 1.7%, Java and Node much more).
+constexpr double kJitShareThreshold = 0.01;
+
+/// One recorded process and what happens to it.
+struct ProcessTask {
+  RecordedProcess process;
+  std::vector<SourceSpec> sources;  // moved into DIR
+  std::string program;              // argv[0] of the process, for messages
+  CliOptions inject;
+  std::string messages;  // RunCgInject's stderr
+  ExitCode code = ExitCode::kOk;
+};
+
+std::string Join(const std::string& dir, const std::string& name) {
+  return (std::filesystem::path(dir) / name).string();
+}
+
+std::string Basename(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+/// Moves `from` to `to` (copy and unlink across file systems); returns false on failure.
+bool MoveFile(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) == 0) return true;
+  if (errno != EXDEV) return false;
+  std::error_code ec;
+  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) return false;
+  ::unlink(from.c_str());
+  return true;
+}
+
+/// The process's perf maps and jitdumps, moved beside its profile. A jitdump describes the same
+/// code as the map plus code bytes and lines, so maps are used only when there is no jitdump
+/// (Node with both switches writes both; the map stays beside the profile either way).
+std::vector<SourceSpec> CollectAndMoveSources(uint64_t pid, const DiscoveryRoots& roots,
+                                              const std::string& dir, std::FILE* err) {
+  std::vector<SourceSpec> moved;
+  for (SourceSpec& found : DiscoverSources(pid, roots)) {
+    std::string target = Join(dir, Basename(found.path));
+    struct stat a, b;
+    bool same = ::stat(found.path.c_str(), &a) == 0 && ::stat(target.c_str(), &b) == 0 &&
+                a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    if (!same && !MoveFile(found.path, target)) {
+      std::fprintf(err, "cg-inject: cannot move %s to %s: %s; using it where it is\n",
+                   found.path.c_str(), target.c_str(), std::strerror(errno));
+      target = found.path;
+    }
+    moved.push_back({target, found.kind, true});
+  }
+  bool has_jitdump = std::any_of(moved.begin(), moved.end(), [](const SourceSpec& s) {
+    return s.kind == SourceKind::kJitdump;
+  });
+  if (has_jitdump) {
+    std::erase_if(moved, [](const SourceSpec& s) { return s.kind != SourceKind::kJitdump; });
+  }
+  return moved;
+}
+
+std::string ExpectedPlaces(uint64_t pid, const DiscoveryRoots& roots) {
+  const std::string id = std::to_string(pid);
+  std::string cwd = roots.cwd == "." ? std::filesystem::current_path().string() : roots.cwd;
+  std::string text = Join(roots.tmp_dir, "perf-" + id + ".map") + ", " +
+                     Join(cwd, "jit-" + id + ".dump") + ", " +
+                     Join(roots.tmp_dir, "jit-" + id + ".dump");
+  if (!roots.home.empty()) text += ", " + Join(roots.home, ".debug/jit/*/jit-" + id + ".dump");
+  return text;
+}
+
+std::string FirstWord(const std::string& cmd) {
+  size_t end = cmd.find(' ');
+  return cmd.substr(0, end);
+}
+
+/// Explains a process that ran unnamed JIT code without leaving a symbol source. Returns the
+/// text (several lines).
+std::string ExplainMissingSources(const ProcessTask& task, const RecordOptions& options,
+                                  const RecordEnvironment& env, double share) {
+  char head[256];
+  std::snprintf(head, sizeof head,
+                "cg-inject: pid %llu (%s): %.2f%% of the cost ran in unnamed JIT code, but the "
+                "process left no perf map or jitdump\n",
+                static_cast<unsigned long long>(task.process.pid), task.program.c_str(),
+                share * 100.0);
+  std::string text = head;
+  const RuntimeSwitch* runtime = LookupRuntimeForProgram(task.program);
+  if (runtime == nullptr) {
+    text += "cg-inject:   " + Basename(task.program) +
+            " is not a runtime record knows; make it write /tmp/perf-PID.map or jit-PID.dump "
+            "(see RUNTIMES in cg-inject(1))\n";
+  } else if (!options.runtimes.Enabled(runtime->runtime)) {
+    text += "cg-inject:   the " + std::string(runtime->runtime) +
+            " switch was turned off by --no-runtime-env\n";
+  } else {
+    std::string what =
+        runtime->variable.empty()
+            ? std::string(runtime->program_flag) + " was added to its arguments"
+            : std::string(runtime->variable) + "=" + std::string(runtime->value) + " was set";
+    text += "cg-inject:   " + what + "; " + std::string(runtime->runtime) + " writes " +
+            std::string(runtime->writes) + "\n";
+  }
+  text += "cg-inject:   looked for " + ExpectedPlaces(task.process.pid, env.roots) + "\n";
+  return text;
+}
+
+/// Spawns valgrind; returns its pid, or sets *code (126/127) and prints why.
+pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& envp,
+            const std::string& valgrind, std::FILE* err, int* code) {
+  std::vector<char*> c_argv, c_envp;
+  for (const std::string& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
+  c_argv.push_back(nullptr);
+  for (const std::string& e : envp) c_envp.push_back(const_cast<char*>(e.c_str()));
+  c_envp.push_back(nullptr);
+  pid_t pid = 0;
+  bool search = valgrind.find('/') == std::string::npos;
+  int rc =
+      search
+          ? ::posix_spawnp(&pid, valgrind.c_str(), nullptr, nullptr, c_argv.data(), c_envp.data())
+          : ::posix_spawn(&pid, valgrind.c_str(), nullptr, nullptr, c_argv.data(), c_envp.data());
+  if (rc == 0) return pid;
+  if (rc == ENOENT) {
+    std::fprintf(err,
+                 "cg-inject: %s: valgrind not found%s; install it (Debian: apt-get install "
+                 "valgrind) or give --valgrind PATH\n",
+                 valgrind.c_str(), search ? " in PATH" : "");
+    *code = 127;
+  } else {
+    std::fprintf(err, "cg-inject: cannot run %s: %s\n", valgrind.c_str(), std::strerror(rc));
+    *code = 126;
+  }
+  return 0;
+}
+
+int WaitFor(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 1;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+/// Prepares the RunCgInject options of one process.
+void PlanInjection(const RecordOptions& options, ProcessTask* task) {
+  CliOptions& o = task->inject;
+  o.inputs = task->process.profiles;
+  if (o.inputs.size() == 1) o.output = o.inputs[0] + o.suffix;  // else INPUT.jit each
+  for (const SourceSpec& s : task->sources) {
+    (s.kind == SourceKind::kJitdump ? o.jitdumps : o.perf_maps).push_back(s.path);
+  }
+  o.discover = false;  // exactly the files found for this pid, already moved
+  o.progress = false;  // several tasks at once: no \r lines
+  o.verbosity = task->sources.empty() ? 0 : options.verbosity;
+  o.stats = task->sources.empty() ? StatsFormat::kNone : options.stats;
+}
+
+void RunTasks(std::vector<ProcessTask>* tasks, int jobs) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < tasks->size(); i = next++) {
+      ProcessTask& task = (*tasks)[i];
+      char* buf = nullptr;
+      size_t size = 0;
+      RunEnvironment renv;
+      renv.err = ::open_memstream(&buf, &size);
+      if (renv.err == nullptr) renv.err = stderr;
+      task.code = RunCgInject(task.inject, renv);
+      if (renv.err != stderr) {
+        std::fclose(renv.err);
+        task.messages.assign(buf, size);
+        std::free(buf);
+      }
+    }
+  };
+  size_t n = std::min<size_t>(tasks->size(), size_t(std::max(jobs, 1)));
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < n; ++i) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+}
+
+int Record(const RecordOptions& options, const RecordEnvironment& env) {
+  std::FILE* err = env.err;
+  std::error_code ec;
+  std::filesystem::create_directories(options.output_dir, ec);
+  std::string dir = std::filesystem::absolute(options.output_dir, ec).lexically_normal().string();
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    std::fprintf(err, "cg-inject: %s: cannot create the output directory\n",
+                 options.output_dir.c_str());
+    return int(ExitCode::kInputError);
+  }
+  std::set<std::string> before;
+  for (const DirEntry& e : ListDirectory(dir)) before.insert(e.name);
+
+  std::vector<std::string> argv = {options.valgrind, "--tool=callgrind", "--dump-instr=yes",
+                                   "--callgrind-out-file=" + Join(dir, "callgrind.out.%p")};
+  argv.insert(argv.end(), options.valgrind_args.begin(), options.valgrind_args.end());
+  std::vector<std::string> program = PlanProgramArgs(options.program, options.runtimes);
+  argv.insert(argv.end(), program.begin(), program.end());
+  std::vector<std::string> changes;
+  std::vector<std::string> envp = PlanRuntimeEnv(env.environ, options.runtimes, &changes);
+  if (options.verbosity >= 2) {
+    std::string line;
+    for (const std::string& a : argv) line += " " + a;
+    std::fprintf(err, "cg-inject: running%s\n", line.c_str());
+    for (const std::string& c : changes) std::fprintf(err, "cg-inject:   with %s\n", c.c_str());
+  }
+
+  int status;
+  pid_t child;
+  {
+    // Installed before the spawn: a Ctrl-C in between must not end cg-inject and orphan Valgrind.
+    SignalForwarding forwarding;
+    int spawn_code = 0;
+    child = Spawn(argv, envp, options.valgrind, err, &spawn_code);
+    if (child == 0) return spawn_code;
+    forwarding.set_child(child);
+    status = WaitFor(child);
+  }
+  if (options.verbosity >= 2) std::fprintf(err, "cg-inject: valgrind exited with %d\n", status);
+
+  std::vector<RecordedProcess> processes = GroupRecordedProfiles(dir, ListDirectory(dir), before);
+  if (processes.empty()) {
+    std::fprintf(err,
+                 "cg-inject: no Callgrind file was written to %s (valgrind exited with status "
+                 "%d; see its messages above)\n",
+                 dir.c_str(), status);
+    return status == 126 || status == 127 ? status : int(ExitCode::kInputError);
+  }
+
+  std::vector<ProcessTask> tasks;
+  for (RecordedProcess& p : processes) {
+    ProcessTask task;
+    task.process = std::move(p);
+    task.sources = CollectAndMoveSources(task.process.pid, env.roots, dir, err);
+    if (task.process.pid == uint64_t(child)) task.program = options.program[0];
+    PlanInjection(options, &task);
+    tasks.push_back(std::move(task));
+  }
+  int jobs =
+      options.jobs > 0 ? options.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  RunTasks(&tasks, jobs);
+
+  int worst = 0;
+  bool missing_sources = false;
+  for (ProcessTask& task : tasks) {
+    std::fputs(task.messages.c_str(), err);
+    if (task.code != ExitCode::kOk) {
+      if (worst == 0) worst = int(task.code);
+      continue;
+    }
+    std::string outputs;
+    for (const std::string& in : task.process.profiles) outputs += " " + in + task.inject.suffix;
+    if (task.sources.empty()) {
+      // Read the (now written) copy: same records, and the input may be gone with --clean.
+      UnnamedCostScan scan;
+      try {
+        for (const std::string& in : task.process.profiles) {
+          std::unique_ptr<ByteSource> source = OpenInput(in + task.inject.suffix);
+          ReadCallgrind(*source, scan);
+        }
+      } catch (const InputError& e) {
+        std::fprintf(err, "cg-inject: %s\n", e.what());
+      }
+      if (task.program.empty()) task.program = FirstWord(scan.cmd());
+      double share = double(scan.unnamed_cost()) / double(std::max<uint64_t>(scan.total(), 1));
+      if (share >= kJitShareThreshold) {
+        std::fputs(ExplainMissingSources(task, options, env, share).c_str(), err);
+        std::fprintf(err, "cg-inject:   wrote%s with the addresses unnamed\n", outputs.c_str());
+        missing_sources = true;
+      } else if (options.verbosity > 0) {
+        std::fprintf(err,
+                     "cg-inject: note: pid %llu (%s) ran no JIT code (%.2f%% of the cost in "
+                     "unnamed code, PLT stubs and the like); wrote%s unchanged\n",
+                     static_cast<unsigned long long>(task.process.pid), task.program.c_str(),
+                     share * 100.0, outputs.c_str());
+      }
+    } else if (options.verbosity > 0) {
+      std::fprintf(err, "cg-inject: pid %llu: wrote%s\n",
+                   static_cast<unsigned long long>(task.process.pid), outputs.c_str());
+    }
+    if (options.clean) {
+      for (const std::string& in : task.process.profiles) ::unlink(in.c_str());
+      for (const SourceSpec& s : task.sources) ::unlink(s.path.c_str());
+    }
+  }
+  if (worst != 0) return worst;
+  if (missing_sources) return int(ExitCode::kInputError);
+  return status;
+}
+
+}  // namespace
+
+RecordEnvironment RecordEnvironment::FromProcess() {
+  RecordEnvironment env;
+  for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) env.environ.emplace_back(*e);
+  env.roots = DiscoveryRoots::FromEnvironment();
+  // LLVM's perf listener (Julia) writes under $JITDUMPDIR when set, else $HOME.
+  if (const char* dir = std::getenv("JITDUMPDIR"); dir != nullptr && *dir != '\0')
+    env.roots.home = dir;
+  return env;
+}
+
+int RunRecord(const RecordOptions& options, const RecordEnvironment& env) {
+  try {
+    return Record(options, env);
+  } catch (const InputError& e) {
+    std::fprintf(env.err, "cg-inject: %s\n", e.what());
+    return int(ExitCode::kInputError);
+  } catch (const std::exception& e) {
+    std::fprintf(env.err, "cg-inject: record: %s\n", e.what());
+    return int(ExitCode::kInputError);
+  }
+}
+
+}  // namespace cg_inject
