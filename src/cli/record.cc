@@ -75,14 +75,12 @@ class SignalForwarding {
   std::array<struct sigaction, 3> old_{};
 };
 
-/// First-event cost in unnamed JIT code (fn=0x... in ob=???) and the `cmd:` line: enough to
-/// tell "the runtime wrote no map" from "this was not a JIT runtime".
+/// First-event cost in unnamed JIT code (fn=0x... in ob=???) and in total: enough to tell "the
+/// runtime wrote no map" from "this was not a JIT runtime".
 class UnnamedCostScan : public ProfileSink {
  public:
   void OnPartBegin(int) override {}
-  void OnHeader(std::string_view key, std::string_view value) override {
-    if (key == "cmd" && cmd_.empty()) cmd_ = value;
-  }
+  void OnHeader(std::string_view, std::string_view) override {}
   void OnLayout(const PartLayout&) override {}
   void OnFunction(const FunctionContext& f) override {
     JitName jit;
@@ -99,12 +97,10 @@ class UnnamedCostScan : public ProfileSink {
 
   uint64_t total() const { return total_; }
   uint64_t unnamed_cost() const { return unnamed_cost_; }
-  const std::string& cmd() const { return cmd_; }
 
  private:
   bool unnamed_ = false;
   uint64_t total_ = 0, unnamed_cost_ = 0;
-  std::string cmd_;
 };
 
 /// Below this share of unnamed code (fn=0x... in ob=???) a process without symbol sources is
@@ -116,7 +112,8 @@ constexpr double kJitShareThreshold = 0.01;
 /// One recorded process and what happens to it.
 struct ProcessTask {
   RecordedProcess process;
-  std::vector<SourceSpec> sources;  // moved into DIR
+  std::vector<SourceSpec> sources;  // moved into DIR, used for injecting
+  std::vector<std::string> files;   // everything moved into DIR (removed by --clean)
   std::string program;              // argv[0] of the process, for messages
   CliOptions inject;
   std::string messages;  // RunCgInject's stderr
@@ -142,31 +139,56 @@ bool MoveFile(const std::string& from, const std::string& to) {
   return true;
 }
 
-/// The process's perf maps and jitdumps, moved beside its profile. A jitdump describes the same
-/// code as the map plus code bytes and lines, so maps are used only when there is no jitdump
-/// (Node with both switches writes both; the map stays beside the profile either way).
+/// Moves `path` into `dir` unless it is there already; returns where it is now.
+std::string MoveInto(const std::string& path, const std::string& dir, std::FILE* err) {
+  std::string target = Join(dir, Basename(path));
+  struct stat a, b;
+  if (::stat(path.c_str(), &a) == 0 && ::stat(target.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
+      a.st_ino == b.st_ino)
+    return target;
+  if (MoveFile(path, target)) return target;
+  std::fprintf(err, "cg-inject: cannot move %s to %s: %s; using it where it is\n", path.c_str(),
+               target.c_str(), std::strerror(errno));
+  return path;
+}
+
+/// The process's perf maps and jitdumps, moved beside its profile.
 std::vector<SourceSpec> CollectAndMoveSources(uint64_t pid, const DiscoveryRoots& roots,
                                               const std::string& dir, std::FILE* err) {
   std::vector<SourceSpec> moved;
-  for (SourceSpec& found : DiscoverSources(pid, roots)) {
-    std::string target = Join(dir, Basename(found.path));
-    struct stat a, b;
-    bool same = ::stat(found.path.c_str(), &a) == 0 && ::stat(target.c_str(), &b) == 0 &&
-                a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-    if (!same && !MoveFile(found.path, target)) {
-      std::fprintf(err, "cg-inject: cannot move %s to %s: %s; using it where it is\n",
-                   found.path.c_str(), target.c_str(), std::strerror(errno));
-      target = found.path;
-    }
-    moved.push_back({target, found.kind, true});
-  }
-  bool has_jitdump = std::any_of(moved.begin(), moved.end(), [](const SourceSpec& s) {
-    return s.kind == SourceKind::kJitdump;
-  });
-  if (has_jitdump) {
-    std::erase_if(moved, [](const SourceSpec& s) { return s.kind != SourceKind::kJitdump; });
+  for (SourceSpec& found : DiscoverSources(pid, roots))
+    moved.push_back({MoveInto(found.path, dir, err), found.kind, true});
+  return moved;
+}
+
+/// V8's isolate-0xADDR-PID-v8.log, which --perf-prof and --perf-basic-prof make it write into
+/// the working directory (Node 20): a by-product of the switch, moved beside the profile too.
+std::vector<std::string> MoveByproducts(uint64_t pid, const DiscoveryRoots& roots,
+                                        const std::string& dir, std::FILE* err) {
+  std::vector<std::string> moved;
+  const std::string suffix = "-" + std::to_string(pid) + "-v8.log";
+  for (const DirEntry& e : ListDirectory(roots.cwd)) {
+    if (e.name.starts_with("isolate-") && e.name.ends_with(suffix))
+      moved.push_back(MoveInto(Join(roots.cwd, e.name), dir, err));
   }
   return moved;
+}
+
+/// The sources to inject with. A jitdump describes the same code as the map plus code bytes and
+/// lines, so it is preferred (Node with both switches writes both; given both, the injector would
+/// see every function twice as reused code). But runtimes buffer their jitdumps: after a signal
+/// ended the program the dump is cut off (Node 20 on Ctrl-C lost its last 3 KiB, with fib's
+/// optimized code: 18% of the cost stayed unnamed), while the map was complete, so then the map
+/// is preferred.
+std::vector<SourceSpec> PickSources(const std::vector<SourceSpec>& found, bool killed) {
+  SourceKind preferred = killed ? SourceKind::kPerfMap : SourceKind::kJitdump;
+  bool has_preferred = std::any_of(found.begin(), found.end(),
+                                   [&](const SourceSpec& s) { return s.kind == preferred; });
+  std::vector<SourceSpec> picked;
+  for (const SourceSpec& s : found) {
+    if (!has_preferred || s.kind == preferred) picked.push_back(s);
+  }
+  return picked;
 }
 
 std::string ExpectedPlaces(uint64_t pid, const DiscoveryRoots& roots) {
@@ -179,9 +201,26 @@ std::string ExpectedPlaces(uint64_t pid, const DiscoveryRoots& roots) {
   return text;
 }
 
-std::string FirstWord(const std::string& cmd) {
-  size_t end = cmd.find(' ');
-  return cmd.substr(0, end);
+/// The first word of the profile's `cmd:` line (in its first 64 KiB), or "?".
+std::string ReadProgramName(const std::string& profile) {
+  try {
+    std::unique_ptr<ByteSource> source = OpenInput(profile);
+    std::string head(64 * 1024, '\0');
+    size_t filled = 0;
+    while (filled < head.size()) {
+      size_t n = source->Read(head.data() + filled, head.size() - filled);
+      if (n == 0) break;
+      filled += n;
+    }
+    head.resize(filled);
+    size_t at = head.starts_with("cmd:") ? 0 : head.find("\ncmd:");
+    if (at == std::string::npos) return "?";
+    at = head.find_first_not_of(' ', at + (at == 0 ? 4 : 5));
+    size_t end = head.find_first_of(" \n", at);
+    return at == std::string::npos ? "?" : head.substr(at, end - at);
+  } catch (const InputError&) {
+    return "?";
+  }
 }
 
 /// Explains a process that ran unnamed JIT code without leaving a symbol source. Returns the
@@ -346,8 +385,13 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
   for (RecordedProcess& p : processes) {
     ProcessTask task;
     task.process = std::move(p);
-    task.sources = CollectAndMoveSources(task.process.pid, env.roots, dir, err);
-    if (task.process.pid == uint64_t(child)) task.program = options.program[0];
+    std::vector<SourceSpec> found = CollectAndMoveSources(task.process.pid, env.roots, dir, err);
+    task.sources = PickSources(found, status > 128);
+    for (const SourceSpec& s : found) task.files.push_back(s.path);
+    for (std::string& f : MoveByproducts(task.process.pid, env.roots, dir, err))
+      task.files.push_back(std::move(f));
+    task.program = task.process.pid == uint64_t(child) ? options.program[0]
+                                                       : ReadProgramName(task.process.profiles[0]);
     PlanInjection(options, &task);
     tasks.push_back(std::move(task));
   }
@@ -358,6 +402,9 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
   int worst = 0;
   bool missing_sources = false;
   for (ProcessTask& task : tasks) {
+    if (tasks.size() > 1 && !task.messages.empty())
+      std::fprintf(err, "cg-inject: pid %llu (%s):\n",
+                   static_cast<unsigned long long>(task.process.pid), task.program.c_str());
     std::fputs(task.messages.c_str(), err);
     if (task.code != ExitCode::kOk) {
       if (worst == 0) worst = int(task.code);
@@ -376,7 +423,6 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
       } catch (const InputError& e) {
         std::fprintf(err, "cg-inject: %s\n", e.what());
       }
-      if (task.program.empty()) task.program = FirstWord(scan.cmd());
       double share = double(scan.unnamed_cost()) / double(std::max<uint64_t>(scan.total(), 1));
       if (share >= kJitShareThreshold) {
         std::fputs(ExplainMissingSources(task, options, env, share).c_str(), err);
@@ -395,7 +441,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     }
     if (options.clean) {
       for (const std::string& in : task.process.profiles) ::unlink(in.c_str());
-      for (const SourceSpec& s : task.sources) ::unlink(s.path.c_str());
+      for (const std::string& f : task.files) ::unlink(f.c_str());
     }
   }
   if (worst != 0) return worst;

@@ -27,7 +27,7 @@ Options:
       --stats=FORMAT    Summary format: text (default) or json; --no-stats for none.
   -j, --jobs N          Inject at most N files at once (default: one per core).
   -v, --verbose         More messages (the command line and environment that were run).
-  -q, --quiet           Errors only.
+  -q, --quiet           Errors only (no summary unless --stats is given).
   -h, --help            Show this help and exit.
 
 Valgrind options go between two `--`: cg-inject record -- --trace-children=yes -- sh run.sh
@@ -95,6 +95,7 @@ ParsedRecordCommandLine ParseRecordCommandLine(const std::vector<std::string_vie
     return !out->empty();
   };
 
+  bool stats_given = false;
   for (; i < args.size(); ++i) {
     std::string_view arg = args[i];
     if (arg == "--") {
@@ -136,10 +137,13 @@ ParsedRecordCommandLine ParseRecordCommandLine(const std::vector<std::string_vie
       o.clean = true;
     } else if (arg == "--no-stats") {
       o.stats = StatsFormat::kNone;
+      stats_given = true;
     } else if (arg == "--stats" || arg == "--stats=text") {
       o.stats = StatsFormat::kText;
+      stats_given = true;
     } else if (arg == "--stats=json") {
       o.stats = StatsFormat::kJson;
+      stats_given = true;
     } else if (arg == "-v" || arg == "--verbose") {
       ++o.verbosity;
     } else if (arg == "-q" || arg == "--quiet") {
@@ -152,6 +156,7 @@ ParsedRecordCommandLine ParseRecordCommandLine(const std::vector<std::string_vie
     }
   }
   for (; i < args.size(); ++i) o.program.emplace_back(args[i]);
+  if (o.verbosity == 0 && !stats_given) o.stats = StatsFormat::kNone;  // -q: errors only
   if (o.program.empty()) return fail("record: no PROGRAM to run");
   return parsed;
 }

@@ -50,6 +50,12 @@ TEST(RecordOptionsTest, RuntimeSwitches) {
   EXPECT_FALSE(p.options.runtimes.Enabled("python"));
 }
 
+TEST(RecordOptionsTest, QuietDropsTheSummaryUnlessAskedFor) {
+  EXPECT_EQ(Parse({"-q", "x"}).options.stats, StatsFormat::kNone);
+  EXPECT_EQ(Parse({"-q", "--stats=json", "x"}).options.stats, StatsFormat::kJson);
+  EXPECT_EQ(Parse({"--no-stats", "x"}).options.stats, StatsFormat::kNone);
+}
+
 TEST(RecordOptionsTest, Errors) {
   EXPECT_EQ(Parse({}).error, "record: no PROGRAM to run");
   EXPECT_EQ(Parse({"--"}).error, "record: no PROGRAM to run");

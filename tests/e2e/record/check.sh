@@ -2,7 +2,9 @@
 # e2e check of `cg-inject record`: one CASE per run, with the bundled x86-64 Valgrind.
 #   check.sh CASE CG_INJECT VALGRIND_PREFIX [CGJIT_BIN_DIR]
 # CASE: node (../node/workload.js), java (Work.java, -XX:TieredStopAtLevel=1), jit (the test
-# JIT), nojit (the test JIT's ahead-of-time twin, then `sh -c 'exit 7'` for the exit status).
+# JIT), nojit (the test JIT's ahead-of-time twin, then `sh -c 'exit 7'` for the exit status),
+# interrupt (Node on long.js, SIGINT to cg-inject once V8's perf map names optimized fib: status
+# 130, and the profile injected with the perf map, since the killed Node's jitdump is cut off).
 # Each run happens in a scratch working directory (Node writes its jitdump there) with -o out.
 # Checked: the program's output and exit status; exactly one process recorded; its map or dump
 # moved beside the profile; the share of the cost in unnamed code (ob=???, measured by
@@ -39,13 +41,32 @@ case $case_name in
     source_glob='jit-*.dump' ;;
   nojit)
     program=("${bin:?nojit needs CGJIT_BIN_DIR}/twin"); expect_out='result 4181' ;;
+  interrupt)
+    command -v node >/dev/null || fail "node is not installed (scripts/setup-deps.sh installs it)"
+    cp "$here/long.js" .
+    program=(node long.js); expect_rc=130; source_glob='perf-*.map' ;;
   *) echo "check.sh: unknown case '$case_name'" >&2; exit 2 ;;
 esac
 
 start=$(date +%s)
 rc=0
-"$cg_inject" record -o out --valgrind "$vg/bin/valgrind" -- "${program[@]}" >stdout.txt \
-  2>stderr.txt || rc=$?
+if [ "$case_name" = interrupt ]; then
+  "$cg_inject" record -o out --valgrind "$vg/bin/valgrind" -- "${program[@]}" >stdout.txt \
+    2>stderr.txt &
+  cg=$!
+  # Valgrind is cg-inject's child and keeps its pid for the program: V8 writes /tmp/perf-PID.map.
+  for _ in $(seq 300); do
+    vpid=$(pgrep -P $cg || true)
+    [ -n "$vpid" ] && grep -q 'JS:\*fib' "/tmp/perf-$vpid.map" 2>/dev/null && break
+    sleep 1
+  done
+  grep -q 'JS:\*fib' "/tmp/perf-$vpid.map" 2>/dev/null || echo "# fib not optimized after 300 s"
+  kill -INT $cg
+  wait $cg || rc=$?
+else
+  "$cg_inject" record -o out --valgrind "$vg/bin/valgrind" -- "${program[@]}" >stdout.txt \
+    2>stderr.txt || rc=$?
+fi
 echo "# $case_name: cg-inject record -- ${program[*]}: $(( $(date +%s) - start )) s, status $rc"
 grep '^cg-inject' stderr.txt || true
 [ $rc = $expect_rc ] || { cat stderr.txt; fail "exit status $rc, expected $expect_rc"; }
@@ -75,6 +96,10 @@ ann() { callgrind_annotate "$1" 2>/dev/null | grep 'PROGRAM TOTALS'; }
 ann_before=$(ann "$raw")
 [ -n "$ann_before" ] && [ "$ann_before" = "$(ann "$raw.jit")" ] ||
   fail "callgrind_annotate totals differ: '$ann_before' vs '$(ann "$raw.jit")'"
+if [ "$case_name" = interrupt ]; then
+  grep -q "^cg-inject: using perf map .*/out/perf-$pid.map" stderr.txt ||
+    fail "the interrupted run was not injected with its perf map"
+fi
 if [ "$case_name" = nojit ]; then
   grep -q "^cg-inject: note: pid $pid (.*twin) ran no JIT code" stderr.txt ||
     fail "no note that the twin ran no JIT code"
