@@ -342,8 +342,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
                  options.output_dir.c_str());
     return int(ExitCode::kInputError);
   }
-  std::set<std::string> before;
-  for (const DirEntry& e : ListDirectory(dir)) before.insert(e.name);
+  std::vector<DirEntry> before = ListDirectory(dir);
 
   std::vector<std::string> argv = {options.valgrind, "--tool=callgrind", "--dump-instr=yes",
                                    "--callgrind-out-file=" + Join(dir, "callgrind.out.%p")};
@@ -372,7 +371,9 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
   }
   if (options.verbosity >= 2) std::fprintf(err, "cg-inject: valgrind exited with %d\n", status);
 
-  std::vector<RecordedProcess> processes = GroupRecordedProfiles(dir, ListDirectory(dir), before);
+  std::vector<DirEntry> after = ListDirectory(dir);
+  std::vector<RecordedProcess> processes =
+      GroupRecordedProfiles(dir, after, UnchangedNames(before, after));
   if (processes.empty()) {
     std::fprintf(err,
                  "cg-inject: no Callgrind file was written to %s (valgrind exited with status "

@@ -90,6 +90,20 @@ std::vector<RecordedProcess> GroupRecordedProfiles(const std::string& dir,
   return processes;
 }
 
+std::set<std::string> UnchangedNames(const std::vector<DirEntry>& before,
+                                     const std::vector<DirEntry>& after) {
+  std::map<std::string_view, const DirEntry*> old;
+  for (const DirEntry& e : before) old[e.name] = &e;
+  std::set<std::string> unchanged;
+  for (const DirEntry& e : after) {
+    auto it = old.find(e.name);
+    if (it != old.end() && it->second->size == e.size && it->second->mtime_ns == e.mtime_ns &&
+        it->second->inode == e.inode)
+      unchanged.insert(e.name);
+  }
+  return unchanged;
+}
+
 std::vector<DirEntry> ListDirectory(const std::string& dir) {
   std::vector<DirEntry> entries;
   DIR* d = ::opendir(dir.c_str());
@@ -97,8 +111,10 @@ std::vector<DirEntry> ListDirectory(const std::string& dir) {
   while (const dirent* entry = ::readdir(d)) {
     std::string name = entry->d_name;
     struct stat st;
-    if (::stat(Join(dir, name).c_str(), &st) == 0 && S_ISREG(st.st_mode))
-      entries.push_back({name, uint64_t(st.st_size)});
+    if (::stat(Join(dir, name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      int64_t mtime_ns = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+      entries.push_back({name, uint64_t(st.st_size), mtime_ns, uint64_t(st.st_ino)});
+    }
   }
   ::closedir(d);
   return entries;

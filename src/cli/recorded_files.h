@@ -14,7 +14,14 @@ namespace cg_inject {
 struct DirEntry {
   std::string name;
   uint64_t size = 0;
+  int64_t mtime_ns = 0;  // modification time, for telling a rewritten file from an old one
+  uint64_t inode = 0;
 };
+
+/// The names in `after` that are also in `before` with the same size, time and inode: files the
+/// run did not write (Callgrind truncates and rewrites a file whose name a recycled pid repeats).
+std::set<std::string> UnchangedNames(const std::vector<DirEntry>& before,
+                                     const std::vector<DirEntry>& after);
 
 /// The Callgrind files of one process, as paths (DIR/name), in the order Callgrind wrote them:
 /// parts by number, then the file without a part number (the dump at exit); threads by number
@@ -35,7 +42,7 @@ std::vector<RecordedProcess> GroupRecordedProfiles(const std::string& dir,
                                                    const std::vector<DirEntry>& entries,
                                                    const std::set<std::string>& before);
 
-/// The regular files in `dir` (name and size); empty when it cannot be read.
+/// The regular files in `dir`; empty when it cannot be read.
 std::vector<DirEntry> ListDirectory(const std::string& dir);
 
 }  // namespace cg_inject

@@ -42,6 +42,14 @@ TEST(RecordedFilesTest, FilesThatWereThereBeforeAreNotOurs) {
   EXPECT_EQ(p[0].pid, 8u);
 }
 
+TEST(RecordedFilesTest, ARewrittenFileIsNewEvenUnderAnOldName) {
+  std::vector<DirEntry> before = {
+      {"a", 5, 100, 1}, {"b", 5, 100, 2}, {"c", 5, 100, 3}, {"d", 5, 100, 4}};
+  std::vector<DirEntry> after = {
+      {"a", 5, 100, 1}, {"b", 6, 100, 2}, {"c", 5, 101, 3}, {"d", 5, 100, 9}, {"e", 5, 100, 5}};
+  EXPECT_EQ(UnchangedNames(before, after), std::set<std::string>{"a"});
+}
+
 TEST(RecordedFilesTest, OnlyCallgrindsOwnSuffixes) {
   std::vector<DirEntry> entries = {{"callgrind.out.7.0", 5},
                                    {"callgrind.out.7-", 5},
