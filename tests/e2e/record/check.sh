@@ -4,7 +4,9 @@
 # CASE: node (../node/workload.js), java (Work.java, -XX:TieredStopAtLevel=1), jit (the test
 # JIT), nojit (the test JIT's ahead-of-time twin, then `sh -c 'exit 7'` for the exit status),
 # interrupt (Node on long.js, SIGINT to cg-inject once V8's perf map names optimized fib: status
-# 130, and the profile injected with the perf map, since the killed Node's jitdump is cut off).
+# 130, and the profile injected with the perf map, since the killed Node's jitdump is cut off),
+# java-nomap (the JVM's own -XX:-DumpPerfMapAtExit overrides the switch: exit status 1, the
+# message names JAVA_TOOL_OPTIONS and /tmp/perf-PID.map, the profile is written unchanged).
 # Each run happens in a scratch working directory (Node writes its jitdump there) with -o out.
 # Checked: the program's output and exit status; exactly one process recorded; its map or dump
 # moved beside the profile; the share of the cost in unnamed code (ob=???, measured by
@@ -36,6 +38,12 @@ case $case_name in
     javac -d . "$here/Work.java"
     program=(java -XX:TieredStopAtLevel=1 -cp . Work); expect_out=270600
     source_glob='perf-*.map' ;;
+  java-nomap)
+    command -v javac >/dev/null || fail "javac is not installed (openjdk-17-jdk-headless)"
+    javac -d . "$here/Work.java"
+    program=(java -XX:+UnlockDiagnosticVMOptions -XX:-DumpPerfMapAtExit -XX:TieredStopAtLevel=1
+      -cp . Work)
+    expect_out=270600; expect_rc=1 ;;
   jit)
     program=("${bin:?jit needs CGJIT_BIN_DIR}/jit"); expect_out='result 4181'
     source_glob='jit-*.dump' ;;
@@ -100,7 +108,14 @@ if [ "$case_name" = interrupt ]; then
   grep -q "^cg-inject: using perf map .*/out/perf-$pid.map" stderr.txt ||
     fail "the interrupted run was not injected with its perf map"
 fi
-if [ "$case_name" = nojit ]; then
+if [ "$case_name" = java-nomap ]; then
+  grep -q "^cg-inject: pid $pid (java): [0-9.]*% of the cost ran in unnamed JIT code, but the process left no perf map or jitdump$" stderr.txt ||
+    fail "no missing-map error"
+  grep -qF "cg-inject:   JAVA_TOOL_OPTIONS=-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit was set; java writes /tmp/perf-PID.map, at exit" stderr.txt ||
+    fail "the switch is not named"
+  grep -qF "cg-inject:   looked for /tmp/perf-$pid.map, " stderr.txt || fail "no expected places"
+  [ "$(pct "$before")" = "$(pct "$after")" ] || fail "the unnamed share changed"
+elif [ "$case_name" = nojit ]; then
   grep -q "^cg-inject: note: pid $pid (.*twin) ran no JIT code" stderr.txt ||
     fail "no note that the twin ran no JIT code"
   [ "$(pct "$before")" = "$(pct "$after")" ] || fail "the unnamed share changed"
