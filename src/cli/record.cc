@@ -1,8 +1,8 @@
 // cg-inject record:
-//   spawn valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=DIR/callgrind.out.%p
+//   run valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=DIR/callgrind.out.%p
 //         [VALGRIND OPTIONS] PROGRAM ARGS, with the runtime switches in its environment
-//   wait (SIGINT/SIGTERM/SIGHUP sent to cg-inject by another process are passed on; Ctrl-C
-//         reaches Valgrind through the terminal's process group by itself)
+//   wait (RunChild passes on SIGINT/SIGTERM/SIGHUP that other processes send to cg-inject; a
+//         Ctrl-C reaches Valgrind through the terminal's process group by itself)
 //   per pid: move its perf map / jitdump into DIR, inject its files with RunCgInject (in
 //         parallel, one task per pid), print each task's messages in pid order
 // Callgrind writes its profile when the client dies of a signal: Valgrind runs the tool's exit
@@ -10,14 +10,10 @@
 // callgrind.out.PID and exit status 130), so an interrupted run is still injected.
 #include "cli/record.h"
 
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -30,6 +26,7 @@
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
 #include "cg_inject/profile.h"
+#include "cli/child_process.h"
 #include "cli/options.h"
 #include "cli/record_options.h"
 #include "cli/recorded_files.h"
@@ -41,39 +38,6 @@ extern char** environ;
 
 namespace cg_inject {
 namespace {
-
-// The child being recorded, for the signal handler; 0 when none.
-std::atomic<pid_t> g_child{0};
-
-extern "C" void ForwardSignal(int signo, siginfo_t* info, void*) {
-  // A terminal's Ctrl-C (si_code SI_KERNEL) already went to Valgrind, which shares our process
-  // group; sending it again could interrupt Callgrind's dump. Signals from kill(2) are passed on.
-  pid_t child = g_child.load();
-  if (child > 0 && info != nullptr && info->si_code != SI_KERNEL) ::kill(child, signo);
-}
-
-/// Forwards SIGINT/SIGTERM/SIGHUP while alive, then restores the previous handlers.
-class SignalForwarding {
- public:
-  SignalForwarding() {
-    struct sigaction action {};
-    action.sa_sigaction = ForwardSignal;
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &action, &old_[i]);
-  }
-  ~SignalForwarding() {
-    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
-    g_child.store(0);
-  }
-  void set_child(pid_t child) { g_child.store(child); }
-  SignalForwarding(const SignalForwarding&) = delete;
-  SignalForwarding& operator=(const SignalForwarding&) = delete;
-
- private:
-  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
-  std::array<struct sigaction, 3> old_{};
-};
 
 /// First-event cost in unnamed JIT code (fn=0x... in ob=???) and in total: enough to tell "the
 /// runtime wrote no map" from "this was not a JIT runtime".
@@ -254,42 +218,17 @@ std::string ExplainMissingSources(const ProcessTask& task, const RecordOptions& 
   return text;
 }
 
-/// Spawns valgrind; returns its pid, or sets *code (126/127) and prints why.
-pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& envp,
-            const std::string& valgrind, std::FILE* err, int* code) {
-  std::vector<char*> c_argv, c_envp;
-  for (const std::string& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
-  c_argv.push_back(nullptr);
-  for (const std::string& e : envp) c_envp.push_back(const_cast<char*>(e.c_str()));
-  c_envp.push_back(nullptr);
-  pid_t pid = 0;
-  bool search = valgrind.find('/') == std::string::npos;
-  int rc =
-      search
-          ? ::posix_spawnp(&pid, valgrind.c_str(), nullptr, nullptr, c_argv.data(), c_envp.data())
-          : ::posix_spawn(&pid, valgrind.c_str(), nullptr, nullptr, c_argv.data(), c_envp.data());
-  if (rc == 0) return pid;
-  if (rc == ENOENT) {
+/// Says why valgrind did not start; returns the exit status (127 not found, 126 otherwise).
+int ReportSpawnError(const std::string& valgrind, int error, std::FILE* err) {
+  if (error == ENOENT) {
     std::fprintf(err,
                  "cg-inject: %s: valgrind not found%s; install it (Debian: apt-get install "
                  "valgrind) or give --valgrind PATH\n",
-                 valgrind.c_str(), search ? " in PATH" : "");
-    *code = 127;
-  } else {
-    std::fprintf(err, "cg-inject: cannot run %s: %s\n", valgrind.c_str(), std::strerror(rc));
-    *code = 126;
+                 valgrind.c_str(), valgrind.find('/') == std::string::npos ? " in PATH" : "");
+    return 127;
   }
-  return 0;
-}
-
-int WaitFor(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 1;
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  std::fprintf(err, "cg-inject: cannot run %s: %s\n", valgrind.c_str(), std::strerror(error));
+  return 126;
 }
 
 /// Prepares the RunCgInject options of one process.
@@ -358,17 +297,9 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     for (const std::string& c : changes) std::fprintf(err, "cg-inject:   with %s\n", c.c_str());
   }
 
-  int status;
-  pid_t child;
-  {
-    // Installed before the spawn: a Ctrl-C in between must not end cg-inject and orphan Valgrind.
-    SignalForwarding forwarding;
-    int spawn_code = 0;
-    child = Spawn(argv, envp, options.valgrind, err, &spawn_code);
-    if (child == 0) return spawn_code;
-    forwarding.set_child(child);
-    status = WaitFor(child);
-  }
+  ChildResult child = RunChild(argv, envp);
+  if (child.pid == 0) return ReportSpawnError(options.valgrind, child.spawn_error, err);
+  const int status = child.status;
   if (options.verbosity >= 2) std::fprintf(err, "cg-inject: valgrind exited with %d\n", status);
 
   std::vector<DirEntry> after = ListDirectory(dir);
@@ -391,8 +322,9 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     for (const SourceSpec& s : found) task.files.push_back(s.path);
     for (std::string& f : MoveByproducts(task.process.pid, env.roots, dir, err))
       task.files.push_back(std::move(f));
-    task.program = task.process.pid == uint64_t(child) ? options.program[0]
-                                                       : ReadProgramName(task.process.profiles[0]);
+    task.program = task.process.pid == uint64_t(child.pid)
+                       ? options.program[0]
+                       : ReadProgramName(task.process.profiles[0]);
     PlanInjection(options, &task);
     tasks.push_back(std::move(task));
   }
