@@ -270,6 +270,44 @@ void RunTasks(std::vector<ProcessTask>* tasks, int jobs) {
   for (std::thread& t : threads) t.join();
 }
 
+/// Says what was written for an injected process; for one without sources, whether it ran JIT
+/// code (then the message explains the missing map and false is returned) or not (a note).
+bool ReportResult(const ProcessTask& task, const RecordOptions& options,
+                  const RecordEnvironment& env) {
+  std::FILE* err = env.err;
+  const auto pid = static_cast<unsigned long long>(task.process.pid);
+  std::string outputs;
+  for (const std::string& in : task.process.profiles) outputs += " " + in + task.inject.suffix;
+  if (!task.sources.empty()) {
+    if (options.verbosity > 0)
+      std::fprintf(err, "cg-inject: pid %llu: wrote%s\n", pid, outputs.c_str());
+    return true;
+  }
+  // Read the written copy: the same records, and the input may be gone with --clean.
+  UnnamedCostScan scan;
+  try {
+    for (const std::string& in : task.process.profiles) {
+      std::unique_ptr<ByteSource> source = OpenInput(in + task.inject.suffix);
+      ReadCallgrind(*source, scan);
+    }
+  } catch (const InputError& e) {
+    std::fprintf(err, "cg-inject: %s\n", e.what());
+  }
+  double share = double(scan.unnamed_cost()) / double(std::max<uint64_t>(scan.total(), 1));
+  if (share >= kJitShareThreshold) {
+    std::fputs(ExplainMissingSources(task, options, env, share).c_str(), err);
+    std::fprintf(err, "cg-inject:   wrote%s with the addresses unnamed\n", outputs.c_str());
+    return false;
+  }
+  if (options.verbosity > 0) {
+    std::fprintf(err,
+                 "cg-inject: note: pid %llu (%s) ran no JIT code (%.2f%% of the cost in unnamed "
+                 "code, PLT stubs and the like); wrote%s unchanged\n",
+                 pid, task.program.c_str(), share * 100.0, outputs.c_str());
+  }
+  return true;
+}
+
 int Record(const RecordOptions& options, const RecordEnvironment& env) {
   std::FILE* err = env.err;
   std::error_code ec;
@@ -341,37 +379,9 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     std::fputs(task.messages.c_str(), err);
     if (task.code != ExitCode::kOk) {
       if (worst == 0) worst = int(task.code);
-      continue;
+      continue;  // the raw files stay, even with --clean
     }
-    std::string outputs;
-    for (const std::string& in : task.process.profiles) outputs += " " + in + task.inject.suffix;
-    if (task.sources.empty()) {
-      // Read the (now written) copy: same records, and the input may be gone with --clean.
-      UnnamedCostScan scan;
-      try {
-        for (const std::string& in : task.process.profiles) {
-          std::unique_ptr<ByteSource> source = OpenInput(in + task.inject.suffix);
-          ReadCallgrind(*source, scan);
-        }
-      } catch (const InputError& e) {
-        std::fprintf(err, "cg-inject: %s\n", e.what());
-      }
-      double share = double(scan.unnamed_cost()) / double(std::max<uint64_t>(scan.total(), 1));
-      if (share >= kJitShareThreshold) {
-        std::fputs(ExplainMissingSources(task, options, env, share).c_str(), err);
-        std::fprintf(err, "cg-inject:   wrote%s with the addresses unnamed\n", outputs.c_str());
-        missing_sources = true;
-      } else if (options.verbosity > 0) {
-        std::fprintf(err,
-                     "cg-inject: note: pid %llu (%s) ran no JIT code (%.2f%% of the cost in "
-                     "unnamed code, PLT stubs and the like); wrote%s unchanged\n",
-                     static_cast<unsigned long long>(task.process.pid), task.program.c_str(),
-                     share * 100.0, outputs.c_str());
-      }
-    } else if (options.verbosity > 0) {
-      std::fprintf(err, "cg-inject: pid %llu: wrote%s\n",
-                   static_cast<unsigned long long>(task.process.pid), outputs.c_str());
-    }
+    if (!ReportResult(task, options, env)) missing_sources = true;
     if (options.clean) {
       for (const std::string& in : task.process.profiles) ::unlink(in.c_str());
       for (const std::string& f : task.files) ::unlink(f.c_str());
