@@ -24,6 +24,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 fail() { echo "FAIL $case_name: $*"; exit 1; }
+# The pids whose parent is $1 (from /proc, field 4 of stat; the name in field 2 has no spaces here).
+children_of() {
+  local stat
+  for stat in /proc/[0-9]*/stat; do
+    read -r -a fields 2>/dev/null <"$stat" || continue
+    [ "${fields[3]:-}" = "$1" ] && echo "${fields[0]}"
+  done
+  return 0
+}
 
 expect_rc=0
 expect_out=
@@ -64,7 +73,7 @@ if [ "$case_name" = interrupt ]; then
   cg=$!
   # Valgrind is cg-inject's child and keeps its pid for the program: V8 writes /tmp/perf-PID.map.
   for _ in $(seq 300); do
-    vpid=$(pgrep -P $cg || true)
+    vpid=$(children_of $cg)
     [ -n "$vpid" ] && grep -q 'JS:\*fib' "/tmp/perf-$vpid.map" 2>/dev/null && break
     sleep 1
   done
