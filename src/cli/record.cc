@@ -85,6 +85,7 @@ struct ProcessTask {
 };
 
 std::string Join(const std::string& dir, const std::string& name) {
+  if (dir.empty() || dir == ".") return name;
   return (std::filesystem::path(dir) / name).string();
 }
 
@@ -320,6 +321,9 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     return int(ExitCode::kInputError);
   }
   std::vector<DirEntry> before = ListDirectory(dir);
+  // Valgrind gets the absolute path (the program may change directory); the files are named
+  // relative to the given directory, as the user wrote it, in messages and to RunCgInject.
+  const std::string& shown_dir = options.output_dir;
 
   std::vector<std::string> argv = {options.valgrind, "--tool=callgrind", "--dump-instr=yes",
                                    "--callgrind-out-file=" + Join(dir, "callgrind.out.%p")};
@@ -342,7 +346,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
 
   std::vector<DirEntry> after = ListDirectory(dir);
   std::vector<RecordedProcess> processes =
-      GroupRecordedProfiles(dir, after, UnchangedNames(before, after));
+      GroupRecordedProfiles(shown_dir, after, UnchangedNames(before, after));
   if (processes.empty()) {
     std::fprintf(err,
                  "cg-inject: no Callgrind file was written to %s (valgrind exited with status "
@@ -355,10 +359,11 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
   for (RecordedProcess& p : processes) {
     ProcessTask task;
     task.process = std::move(p);
-    std::vector<SourceSpec> found = CollectAndMoveSources(task.process.pid, env.roots, dir, err);
+    std::vector<SourceSpec> found =
+        CollectAndMoveSources(task.process.pid, env.roots, shown_dir, err);
     task.sources = PickSources(found, status > 128);
     for (const SourceSpec& s : found) task.files.push_back(s.path);
-    for (std::string& f : MoveByproducts(task.process.pid, env.roots, dir, err))
+    for (std::string& f : MoveByproducts(task.process.pid, env.roots, shown_dir, err))
       task.files.push_back(std::move(f));
     task.program = task.process.pid == uint64_t(child.pid)
                        ? options.program[0]

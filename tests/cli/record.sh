@@ -49,10 +49,12 @@ FAKE_MODE=jit FAKE_EXIT=5 record 5 -o out -- --separate-threads=no -- node app.j
     fail "valgrind arguments: $(tr '\n' ' ' <"$scratch/args")"
   grep -qx 'NODE_OPTIONS=--perf-prof --perf-basic-prof' "$scratch/env" || fail "NODE_OPTIONS"
   grep -qx 'PYTHONPERFSUPPORT=1' "$scratch/env" || fail "PYTHONPERFSUPPORT"
-  grep -q "^cg-inject: using jitdump $work/out/jit-$pid.dump" "$scratch/err" ||
+  grep -q "^cg-inject: using jitdump out/jit-$pid.dump" "$scratch/err" ||
     fail "not injected with the jitdump: $(cat "$scratch/err")"
   grep -q "^cg-inject: Ir in unnamed JIT code: 1.70% before, 0.02% after" "$scratch/err" ||
     fail "no stats: $(cat "$scratch/err")"
+  grep -q "^cg-inject: pid $pid: wrote out/callgrind.out.$pid.jit$" "$scratch/err" ||
+    fail "no 'wrote' line: $(cat "$scratch/err")"
   callgrind_annotate --threshold=100 "out/callgrind.out.$pid.jit" >"$scratch/annotate"
   grep -q "jit_fib'2 \[jit-$pid.dump\]" "$scratch/annotate" ||
     fail "jit_fib not named in the result"
