@@ -226,10 +226,10 @@ int ReportSpawnError(const std::string& valgrind, int error, std::FILE* err) {
                  "cg-inject: %s: valgrind not found%s; install it (Debian: apt-get install "
                  "valgrind) or give --valgrind PATH\n",
                  valgrind.c_str(), valgrind.find('/') == std::string::npos ? " in PATH" : "");
-    return 127;
+    return int(ExitCode::kNotFound);
   }
   std::fprintf(err, "cg-inject: cannot run %s: %s\n", valgrind.c_str(), std::strerror(error));
-  return 126;
+  return int(ExitCode::kCannotRun);
 }
 
 /// Prepares the RunCgInject options of one process.
@@ -352,7 +352,9 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
                  "cg-inject: no Callgrind file was written to %s (valgrind exited with status "
                  "%d; see its messages above)\n",
                  dir.c_str(), status);
-    return status == 126 || status == 127 ? status : int(ExitCode::kInputError);
+    // Valgrind's own 126/127 (the program cannot be run or was not found) are passed on.
+    bool not_run = status == int(ExitCode::kCannotRun) || status == int(ExitCode::kNotFound);
+    return not_run ? status : int(ExitCode::kInputError);
   }
 
   std::vector<ProcessTask> tasks;
