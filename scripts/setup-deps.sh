@@ -12,7 +12,11 @@ packages=(
   # bundled Valgrind from Debian's source package, x86-64 and AArch64 (cross + qemu-user)
   dpkg-dev build-essential autoconf automake gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   qemu-user
+  # `cg-inject record` e2e tests: a JVM with javac
+  openjdk-17-jdk-headless
 )
+# ... and Node: Debian's nodejs only when no node is installed (NodeSource's node 20 may be).
+command -v node >/dev/null || packages+=(nodejs)
 
 missing=()
 for p in "${packages[@]}"; do

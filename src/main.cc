@@ -7,6 +7,8 @@
 
 #include "cg_inject/io.h"
 #include "cli/options.h"
+#include "cli/record.h"
+#include "cli/record_options.h"
 #include "cli/run.h"
 
 namespace {
@@ -26,6 +28,21 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a closed stdout becomes a write error with a message
 
   std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "record") {
+    // `cg-inject record ... PROGRAM ARGS`: its own options, then the plain injection per process.
+    cg_inject::ParsedRecordCommandLine record =
+        cg_inject::ParseRecordCommandLine({args.begin() + 1, args.end()});
+    if (!record.error.empty()) {
+      std::fprintf(stderr, "cg-inject: %s\n%s", record.error.c_str(),
+                   std::string(cg_inject::RecordShortUsage()).c_str());
+      return int(cg_inject::ExitCode::kUsage);
+    }
+    if (record.options.help) {
+      std::fputs(std::string(cg_inject::RecordHelpText()).c_str(), stdout);
+      return 0;
+    }
+    return cg_inject::RunRecord(record.options, cg_inject::RecordEnvironment::FromProcess());
+  }
   cg_inject::ParsedCommandLine parsed = cg_inject::ParseCommandLine(args);
   if (!parsed.error.empty()) {
     std::fprintf(stderr, "cg-inject: %s\n%s", parsed.error.c_str(),

@@ -10,6 +10,8 @@ namespace {
 
 constexpr std::string_view kHelp =
     R"(Usage: cg-inject [OPTIONS] -i CALLGRIND_OUT [-o OUTPUT]
+       cg-inject record [OPTIONS] [-- VALGRIND OPTIONS --] PROGRAM [ARGS]
+                        (record and inject in one step: cg-inject record --help)
 
 Rewrites a Callgrind profile so that JIT-compiled code gets the names, source files and lines
 that the runtime wrote to a perf map (/tmp/perf-PID.map) or a jitdump (jit-PID.dump), on the

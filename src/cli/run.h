@@ -17,6 +17,8 @@ enum class ExitCode : int {
   kInputError = 1,   // bad input, I/O error
   kUsage = 2,        // bad command line
   kCheckFailed = 3,  // an invariant of the result failed: a bug, nothing written
+  kCannotRun = 126,  // record: valgrind exists but cannot be run
+  kNotFound = 127,   // record: valgrind not found
   kInterrupted = 130,
 };
 

@@ -1,0 +1,87 @@
+// posix_spawn rather than fork+exec: glibc reports a failed exec as the spawn's error (so
+// "valgrind not found" is told apart from a program exiting 127), and nothing runs between fork
+// and exec in a process that may have threads.
+#include "cli/child_process.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+
+namespace cg_inject {
+namespace {
+
+// The running child, for the signal handler; 0 when none.
+std::atomic<pid_t> g_child{0};
+
+extern "C" void ForwardSignal(int signo, siginfo_t* info, void*) {
+  // A terminal's Ctrl-C (si_code SI_KERNEL) already went to the child, which shares our process
+  // group; sending it again could interrupt Callgrind's dump. Signals from kill(2) are passed on.
+  pid_t child = g_child.load();
+  if (child > 0 && info != nullptr && info->si_code != SI_KERNEL) ::kill(child, signo);
+}
+
+/// Forwards SIGINT/SIGTERM/SIGHUP while alive, then restores the previous handlers. Installed
+/// before the spawn: a signal in between must not end cg-inject and orphan the child.
+class SignalForwarding {
+ public:
+  SignalForwarding() {
+    struct sigaction action {};
+    action.sa_sigaction = ForwardSignal;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &action, &old_[i]);
+  }
+  ~SignalForwarding() {
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
+    g_child.store(0);
+  }
+  SignalForwarding(const SignalForwarding&) = delete;
+  SignalForwarding& operator=(const SignalForwarding&) = delete;
+  void set_child(pid_t child) { g_child.store(child); }
+
+ private:
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+};
+
+int WaitFor(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 1;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+}  // namespace
+
+ChildResult RunChild(const std::vector<std::string>& argv, const std::vector<std::string>& envp) {
+  std::vector<char*> c_argv, c_envp;
+  for (const std::string& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
+  c_argv.push_back(nullptr);
+  for (const std::string& e : envp) c_envp.push_back(const_cast<char*>(e.c_str()));
+  c_envp.push_back(nullptr);
+
+  ChildResult result;
+  SignalForwarding forwarding;
+  const char* path = c_argv[0];
+  bool search = argv[0].find('/') == std::string::npos;
+  int rc = search
+               ? ::posix_spawnp(&result.pid, path, nullptr, nullptr, c_argv.data(), c_envp.data())
+               : ::posix_spawn(&result.pid, path, nullptr, nullptr, c_argv.data(), c_envp.data());
+  if (rc != 0) {
+    result.pid = 0;
+    result.spawn_error = rc;
+    return result;
+  }
+  forwarding.set_child(result.pid);
+  result.status = WaitFor(result.pid);
+  return result;
+}
+
+}  // namespace cg_inject

@@ -1,0 +1,426 @@
+// cg-inject record:
+//   run valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=DIR/callgrind.out.%p
+//         [VALGRIND OPTIONS] PROGRAM ARGS, with the runtime switches in its environment
+//   wait (RunChild passes on SIGINT/SIGTERM/SIGHUP that other processes send to cg-inject; a
+//         Ctrl-C reaches Valgrind through the terminal's process group by itself)
+//   per pid: move its perf map / jitdump into DIR, inject its files with RunCgInject (in
+//         parallel, one task per pid), print each task's messages in pid order
+// Callgrind writes its profile when the client dies of a signal: Valgrind runs the tool's exit
+// handler before it re-raises the signal (measured with 3.19: `kill -INT` gives a complete
+// callgrind.out.PID and exit status 130), so an interrupted run is still injected.
+#include "cli/record.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "callgrind/callgrind_reader.h"
+#include "cg_inject/error.h"
+#include "cg_inject/io.h"
+#include "cg_inject/profile.h"
+#include "cli/child_process.h"
+#include "cli/options.h"
+#include "cli/record_options.h"
+#include "cli/recorded_files.h"
+#include "cli/run.h"
+#include "cli/runtime_env.h"
+#include "resolve/jit_name.h"
+
+extern char** environ;
+
+namespace cg_inject {
+namespace {
+
+/// First-event cost in unnamed JIT code (fn=0x... in ob=???) and in total: enough to tell "the
+/// runtime wrote no map" from "this was not a JIT runtime".
+class UnnamedCostScan : public ProfileSink {
+ public:
+  void OnPartBegin(int) override {}
+  void OnHeader(std::string_view, std::string_view) override {}
+  void OnLayout(const PartLayout&) override {}
+  void OnFunction(const FunctionContext& f) override {
+    JitName jit;
+    unnamed_ = IsUnknownObject(f.object.text) && ParseJitFunctionName(f.function.text, &jit);
+  }
+  void OnCost(const CostRecord& cost) override {
+    if (cost.costs.empty()) return;
+    total_ += cost.costs[0];
+    if (unnamed_) unnamed_cost_ += cost.costs[0];
+  }
+  void OnCall(const CallRecord&) override {}
+  void OnJump(const JumpRecord&) override {}
+  void OnPartEnd() override {}
+
+  uint64_t total() const { return total_; }
+  uint64_t unnamed_cost() const { return unnamed_cost_; }
+
+ private:
+  bool unnamed_ = false;
+  uint64_t total_ = 0, unnamed_cost_ = 0;
+};
+
+/// Below this share of unnamed code (fn=0x... in ob=???) a process without symbol sources is
+/// taken for one that ran no JIT code: a C program's PLT stubs land there too (/bin/true 0.02%,
+/// sh 0.01% with Valgrind 3.19), while a JIT runtime's interpreter and stubs alone are more
+/// (the test JIT 1.7%, Java and Node much more).
+constexpr double kJitShareThreshold = 0.01;
+
+/// One recorded process and what happens to it.
+struct ProcessTask {
+  RecordedProcess process;
+  std::vector<SourceSpec> sources;  // moved into DIR, used for injecting
+  std::vector<std::string> files;   // everything moved into DIR (removed by --clean)
+  std::string program;              // argv[0] of the process, for messages
+  CliOptions inject;
+  std::string messages;  // RunCgInject's stderr
+  ExitCode code = ExitCode::kOk;
+};
+
+std::string Join(const std::string& dir, const std::string& name) {
+  if (dir.empty() || dir == ".") return name;
+  return (std::filesystem::path(dir) / name).string();
+}
+
+std::string Basename(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+/// Moves `from` to `to` (copy and unlink across file systems); returns false on failure.
+bool MoveFile(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) == 0) return true;
+  if (errno != EXDEV) return false;
+  std::error_code ec;
+  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) return false;
+  ::unlink(from.c_str());
+  return true;
+}
+
+/// Moves `path` into `dir` unless it is there already; returns where it is now.
+std::string MoveInto(const std::string& path, const std::string& dir, std::FILE* err) {
+  std::string target = Join(dir, Basename(path));
+  struct stat a, b;
+  if (::stat(path.c_str(), &a) == 0 && ::stat(target.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
+      a.st_ino == b.st_ino)
+    return target;
+  if (MoveFile(path, target)) return target;
+  std::fprintf(err, "cg-inject: cannot move %s to %s: %s; using it where it is\n", path.c_str(),
+               target.c_str(), std::strerror(errno));
+  return path;
+}
+
+/// The process's perf maps and jitdumps, moved beside its profile.
+std::vector<SourceSpec> CollectAndMoveSources(uint64_t pid, const DiscoveryRoots& roots,
+                                              const std::string& dir, std::FILE* err) {
+  std::vector<SourceSpec> moved;
+  for (SourceSpec& found : DiscoverSources(pid, roots))
+    moved.push_back({MoveInto(found.path, dir, err), found.kind, true});
+  return moved;
+}
+
+/// V8's isolate-0xADDR-PID-v8.log, which --perf-prof and --perf-basic-prof make it write into
+/// the working directory (Node 20): a by-product of the switch, moved beside the profile too.
+std::vector<std::string> MoveByproducts(uint64_t pid, const DiscoveryRoots& roots,
+                                        const std::string& dir, std::FILE* err) {
+  std::vector<std::string> moved;
+  const std::string suffix = "-" + std::to_string(pid) + "-v8.log";
+  for (const DirEntry& e : ListDirectory(roots.cwd)) {
+    if (e.name.starts_with("isolate-") && e.name.ends_with(suffix))
+      moved.push_back(MoveInto(Join(roots.cwd, e.name), dir, err));
+  }
+  return moved;
+}
+
+/// The sources to inject with. A jitdump describes the same code as the map plus code bytes and
+/// lines, so it is preferred (Node with both switches writes both; given both, the injector would
+/// see every function twice as reused code). But runtimes buffer their jitdumps: after a signal
+/// ended the program the dump is cut off (Node 20 on Ctrl-C lost its last 3 KiB, with fib's
+/// optimized code: 18% of the cost stayed unnamed), while the map was complete, so then the map
+/// is preferred.
+std::vector<SourceSpec> PickSources(const std::vector<SourceSpec>& found, bool killed) {
+  SourceKind preferred = killed ? SourceKind::kPerfMap : SourceKind::kJitdump;
+  bool has_preferred = std::any_of(found.begin(), found.end(),
+                                   [&](const SourceSpec& s) { return s.kind == preferred; });
+  std::vector<SourceSpec> picked;
+  for (const SourceSpec& s : found) {
+    if (!has_preferred || s.kind == preferred) picked.push_back(s);
+  }
+  return picked;
+}
+
+std::string ExpectedPlaces(uint64_t pid, const DiscoveryRoots& roots) {
+  const std::string id = std::to_string(pid);
+  std::string cwd = roots.cwd == "." ? std::filesystem::current_path().string() : roots.cwd;
+  std::string text = Join(roots.tmp_dir, "perf-" + id + ".map") + ", " +
+                     Join(cwd, "jit-" + id + ".dump") + ", " +
+                     Join(roots.tmp_dir, "jit-" + id + ".dump");
+  if (!roots.home.empty()) text += ", " + Join(roots.home, ".debug/jit/*/jit-" + id + ".dump");
+  return text;
+}
+
+/// The first word of the profile's `cmd:` line (in its first 64 KiB), or "?".
+std::string ReadProgramName(const std::string& profile) {
+  try {
+    std::unique_ptr<ByteSource> source = OpenInput(profile);
+    std::string head(64 * 1024, '\0');
+    size_t filled = 0;
+    while (filled < head.size()) {
+      size_t n = source->Read(head.data() + filled, head.size() - filled);
+      if (n == 0) break;
+      filled += n;
+    }
+    head.resize(filled);
+    size_t at = head.starts_with("cmd:") ? 0 : head.find("\ncmd:");
+    if (at == std::string::npos) return "?";
+    at = head.find_first_not_of(' ', at + (at == 0 ? 4 : 5));
+    size_t end = head.find_first_of(" \n", at);
+    return at == std::string::npos ? "?" : head.substr(at, end - at);
+  } catch (const InputError&) {
+    return "?";
+  }
+}
+
+/// Explains a process that ran unnamed JIT code without leaving a symbol source. Returns the
+/// text (several lines).
+std::string ExplainMissingSources(const ProcessTask& task, const RecordOptions& options,
+                                  const RecordEnvironment& env, double share) {
+  char head[256];
+  std::snprintf(head, sizeof head,
+                "cg-inject: pid %llu (%s): %.2f%% of the cost ran in unnamed JIT code, but the "
+                "process left no perf map or jitdump\n",
+                static_cast<unsigned long long>(task.process.pid), task.program.c_str(),
+                share * 100.0);
+  std::string text = head;
+  const RuntimeSwitch* runtime = LookupRuntimeForProgram(task.program);
+  if (runtime == nullptr) {
+    text += "cg-inject:   " + Basename(task.program) +
+            " is not a runtime record knows; make it write /tmp/perf-PID.map or jit-PID.dump "
+            "(see RUNTIMES in cg-inject(1))\n";
+  } else if (!options.runtimes.Enabled(runtime->runtime)) {
+    text += "cg-inject:   the " + std::string(runtime->runtime) +
+            " switch was turned off by --no-runtime-env\n";
+  } else {
+    std::string what =
+        runtime->variable.empty()
+            ? std::string(runtime->program_flag) + " was added to its arguments"
+            : std::string(runtime->variable) + "=" + std::string(runtime->value) + " was set";
+    text += "cg-inject:   " + what + "; " + std::string(runtime->runtime) + " writes " +
+            std::string(runtime->writes) + "\n";
+  }
+  text += "cg-inject:   looked for " + ExpectedPlaces(task.process.pid, env.roots) + "\n";
+  return text;
+}
+
+/// Says why valgrind did not start; returns the exit status (127 not found, 126 otherwise).
+int ReportSpawnError(const std::string& valgrind, int error, std::FILE* err) {
+  if (error == ENOENT) {
+    std::fprintf(err,
+                 "cg-inject: %s: valgrind not found%s; install it (Debian: apt-get install "
+                 "valgrind) or give --valgrind PATH\n",
+                 valgrind.c_str(), valgrind.find('/') == std::string::npos ? " in PATH" : "");
+    return int(ExitCode::kNotFound);
+  }
+  std::fprintf(err, "cg-inject: cannot run %s: %s\n", valgrind.c_str(), std::strerror(error));
+  return int(ExitCode::kCannotRun);
+}
+
+/// Prepares the RunCgInject options of one process.
+void PlanInjection(const RecordOptions& options, ProcessTask* task) {
+  CliOptions& o = task->inject;
+  o.inputs = task->process.profiles;
+  if (o.inputs.size() == 1) o.output = o.inputs[0] + o.suffix;  // else INPUT.jit each
+  for (const SourceSpec& s : task->sources) {
+    (s.kind == SourceKind::kJitdump ? o.jitdumps : o.perf_maps).push_back(s.path);
+  }
+  o.discover = false;  // exactly the files found for this pid, already moved
+  o.progress = false;  // several tasks at once: no \r lines
+  o.verbosity = task->sources.empty() ? 0 : options.verbosity;
+  o.stats = task->sources.empty() ? StatsFormat::kNone : options.stats;
+}
+
+void RunTasks(std::vector<ProcessTask>* tasks, int jobs) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < tasks->size(); i = next++) {
+      ProcessTask& task = (*tasks)[i];
+      char* buf = nullptr;
+      size_t size = 0;
+      RunEnvironment renv;
+      renv.err = ::open_memstream(&buf, &size);
+      if (renv.err == nullptr) renv.err = stderr;
+      task.code = RunCgInject(task.inject, renv);
+      if (renv.err != stderr) {
+        std::fclose(renv.err);
+        task.messages.assign(buf, size);
+        std::free(buf);
+      }
+    }
+  };
+  size_t n = std::min<size_t>(tasks->size(), size_t(std::max(jobs, 1)));
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < n; ++i) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+}
+
+/// Says what was written for an injected process; for one without sources, whether it ran JIT
+/// code (then the message explains the missing map and false is returned) or not (a note).
+bool ReportResult(const ProcessTask& task, const RecordOptions& options,
+                  const RecordEnvironment& env) {
+  std::FILE* err = env.err;
+  const auto pid = static_cast<unsigned long long>(task.process.pid);
+  std::string outputs;
+  for (const std::string& in : task.process.profiles) outputs += " " + in + task.inject.suffix;
+  if (!task.sources.empty()) {
+    if (options.verbosity > 0)
+      std::fprintf(err, "cg-inject: pid %llu: wrote%s\n", pid, outputs.c_str());
+    return true;
+  }
+  // Read the written copy: the same records, and the input may be gone with --clean.
+  UnnamedCostScan scan;
+  try {
+    for (const std::string& in : task.process.profiles) {
+      std::unique_ptr<ByteSource> source = OpenInput(in + task.inject.suffix);
+      ReadCallgrind(*source, scan);
+    }
+  } catch (const InputError& e) {
+    std::fprintf(err, "cg-inject: %s\n", e.what());
+  }
+  double share = double(scan.unnamed_cost()) / double(std::max<uint64_t>(scan.total(), 1));
+  if (share >= kJitShareThreshold) {
+    std::fputs(ExplainMissingSources(task, options, env, share).c_str(), err);
+    std::fprintf(err, "cg-inject:   wrote%s with the addresses unnamed\n", outputs.c_str());
+    return false;
+  }
+  if (options.verbosity > 0) {
+    std::fprintf(err,
+                 "cg-inject: note: pid %llu (%s) ran no JIT code (%.2f%% of the cost in unnamed "
+                 "code, PLT stubs and the like); wrote%s unchanged\n",
+                 pid, task.program.c_str(), share * 100.0, outputs.c_str());
+  }
+  return true;
+}
+
+int Record(const RecordOptions& options, const RecordEnvironment& env) {
+  std::FILE* err = env.err;
+  std::error_code ec;
+  std::filesystem::create_directories(options.output_dir, ec);
+  std::string dir = std::filesystem::absolute(options.output_dir, ec).lexically_normal().string();
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    std::fprintf(err, "cg-inject: %s: cannot create the output directory\n",
+                 options.output_dir.c_str());
+    return int(ExitCode::kInputError);
+  }
+  std::vector<DirEntry> before = ListDirectory(dir);
+  // Valgrind gets the absolute path (the program may change directory); the files are named
+  // relative to the given directory, as the user wrote it, in messages and to RunCgInject.
+  const std::string& shown_dir = options.output_dir;
+
+  std::vector<std::string> argv = {options.valgrind, "--tool=callgrind", "--dump-instr=yes",
+                                   "--callgrind-out-file=" + Join(dir, "callgrind.out.%p")};
+  argv.insert(argv.end(), options.valgrind_args.begin(), options.valgrind_args.end());
+  std::vector<std::string> program = PlanProgramArgs(options.program, options.runtimes);
+  argv.insert(argv.end(), program.begin(), program.end());
+  std::vector<std::string> changes;
+  std::vector<std::string> envp = PlanRuntimeEnv(env.environ, options.runtimes, &changes);
+  if (options.verbosity >= 2) {
+    std::string line;
+    for (const std::string& a : argv) line += " " + a;
+    std::fprintf(err, "cg-inject: running%s\n", line.c_str());
+    for (const std::string& c : changes) std::fprintf(err, "cg-inject:   with %s\n", c.c_str());
+  }
+
+  ChildResult child = RunChild(argv, envp);
+  if (child.pid == 0) return ReportSpawnError(options.valgrind, child.spawn_error, err);
+  const int status = child.status;
+  if (options.verbosity >= 2) std::fprintf(err, "cg-inject: valgrind exited with %d\n", status);
+
+  std::vector<DirEntry> after = ListDirectory(dir);
+  std::vector<RecordedProcess> processes =
+      GroupRecordedProfiles(shown_dir, after, UnchangedNames(before, after));
+  if (processes.empty()) {
+    std::fprintf(err,
+                 "cg-inject: no Callgrind file was written to %s (valgrind exited with status "
+                 "%d; see its messages above)\n",
+                 dir.c_str(), status);
+    // Valgrind's own 126/127 (the program cannot be run or was not found) are passed on.
+    bool not_run = status == int(ExitCode::kCannotRun) || status == int(ExitCode::kNotFound);
+    return not_run ? status : int(ExitCode::kInputError);
+  }
+
+  std::vector<ProcessTask> tasks;
+  for (RecordedProcess& p : processes) {
+    ProcessTask task;
+    task.process = std::move(p);
+    std::vector<SourceSpec> found =
+        CollectAndMoveSources(task.process.pid, env.roots, shown_dir, err);
+    task.sources = PickSources(found, status > 128);
+    for (const SourceSpec& s : found) task.files.push_back(s.path);
+    for (std::string& f : MoveByproducts(task.process.pid, env.roots, shown_dir, err))
+      task.files.push_back(std::move(f));
+    task.program = task.process.pid == uint64_t(child.pid)
+                       ? options.program[0]
+                       : ReadProgramName(task.process.profiles[0]);
+    PlanInjection(options, &task);
+    tasks.push_back(std::move(task));
+  }
+  int jobs =
+      options.jobs > 0 ? options.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  RunTasks(&tasks, jobs);
+
+  int worst = 0;
+  bool missing_sources = false;
+  for (ProcessTask& task : tasks) {
+    if (tasks.size() > 1 && !task.messages.empty())
+      std::fprintf(err, "cg-inject: pid %llu (%s):\n",
+                   static_cast<unsigned long long>(task.process.pid), task.program.c_str());
+    std::fputs(task.messages.c_str(), err);
+    if (task.code != ExitCode::kOk) {
+      if (worst == 0) worst = int(task.code);
+      continue;  // the raw files stay, even with --clean
+    }
+    if (!ReportResult(task, options, env)) missing_sources = true;
+    if (options.clean) {
+      for (const std::string& in : task.process.profiles) ::unlink(in.c_str());
+      for (const std::string& f : task.files) ::unlink(f.c_str());
+    }
+  }
+  if (worst != 0) return worst;
+  if (missing_sources) return int(ExitCode::kInputError);
+  return status;
+}
+
+}  // namespace
+
+RecordEnvironment RecordEnvironment::FromProcess() {
+  RecordEnvironment env;
+  for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) env.environ.emplace_back(*e);
+  env.roots = DiscoveryRoots::FromEnvironment();
+  // LLVM's perf listener (Julia) writes under $JITDUMPDIR when set, else $HOME.
+  if (const char* dir = std::getenv("JITDUMPDIR"); dir != nullptr && *dir != '\0')
+    env.roots.home = dir;
+  return env;
+}
+
+int RunRecord(const RecordOptions& options, const RecordEnvironment& env) {
+  try {
+    return Record(options, env);
+  } catch (const InputError& e) {
+    std::fprintf(env.err, "cg-inject: %s\n", e.what());
+    return int(ExitCode::kInputError);
+  } catch (const std::exception& e) {
+    std::fprintf(env.err, "cg-inject: record: %s\n", e.what());
+    return int(ExitCode::kInputError);
+  }
+}
+
+}  // namespace cg_inject

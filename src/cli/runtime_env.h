@@ -1,0 +1,58 @@
+// The switches that make JIT runtimes describe their code for perf, as `cg-inject record` sets
+// them for the recorded program: environment variables (appended to a value the user already
+// has, for the option-list variables) and, for runtimes that only take a command-line flag, an
+// extra argument. Every entry is documented in man/cg-inject.1 (RUNTIMES).
+#pragma once
+
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cg_inject {
+
+/// One runtime and the switch that makes it write a perf map or jitdump.
+struct RuntimeSwitch {
+  std::string_view runtime;   // name used by --no-runtime-env=LIST: "node", "java", ...
+  std::string_view variable;  // environment variable; empty: the switch is program_flag
+  std::string_view value;
+  bool append = false;            // option-list variable: appended to the user's value with ' '
+  std::string_view program_flag;  // inserted after the program (and its subcommand), if any
+  std::string_view programs;      // program basenames that are this runtime, space-separated
+  std::string_view writes;        // where the runtime writes its files (PID = its pid)
+};
+
+/// All runtimes, in the order of the man page.
+std::span<const RuntimeSwitch> RuntimeSwitches();
+
+/// The runtime whose `programs` list has `program`'s basename (version suffixes such as
+/// python3.12 match "python"), or null.
+const RuntimeSwitch* LookupRuntimeForProgram(std::string_view program);
+
+/// True when `name` is the `runtime` of some entry.
+bool IsKnownRuntime(std::string_view name);
+
+/// Which runtimes get their switch: all but `disabled` (names), none when `all_off`.
+struct RuntimeSelection {
+  bool all_off = false;
+  std::set<std::string> disabled;
+
+  bool Enabled(std::string_view runtime) const {
+    return !all_off && disabled.count(std::string(runtime)) == 0;
+  }
+};
+
+/// The environment of the recorded program: `environ` ("NAME=VALUE" strings) with the selected
+/// variables set or appended to. `changes`, if not null, receives the "NAME=VALUE" entries that
+/// differ from `environ`, for messages.
+std::vector<std::string> PlanRuntimeEnv(const std::vector<std::string>& environ,
+                                        const RuntimeSelection& selection,
+                                        std::vector<std::string>* changes);
+
+/// The program's argv with the selected command-line switches added (wasmtime:
+/// `--profile=jitdump`, after `run` when that subcommand is given). Other programs unchanged.
+std::vector<std::string> PlanProgramArgs(const std::vector<std::string>& program_args,
+                                         const RuntimeSelection& selection);
+
+}  // namespace cg_inject
