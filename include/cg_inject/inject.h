@@ -8,6 +8,12 @@
 // - A resolved function is named by its source: ob = the source's object name, fl = the source
 //   file (line table or name-derived) or `???`, fn = the readable name plus the `'N` suffix. The
 //   same triple is used on the callee side and on every caller side (cob/cfi/cfn).
+// - One function per definition (resolve/definition_names.h): KCachegrind keys a function by name
+//   plus the base names of file and object, so where two definitions would share that key
+//   (nameless V8/MoarVM frames become `(anonymous)`; two classes' `get` in one file) the name
+//   gets the definition's position: `NAME:LINE`, `NAME:LINE:COL` when only columns differ,
+//   `NAME (FILE:LINE:COL)` when only directories do. Tiers and versions of one definition (same
+//   name, file and position) share one function.
 // - With `instr` positions every cost and calls= line, in any block, belongs to the JIT function
 //   containing its address. Cost that leaves its block (tail jumps, fall-through) becomes the
 //   target's self cost, and the block's function gets a synthesized call edge to the target whose
@@ -36,8 +42,11 @@
 // - Real-object code that a source also lists (Node's `Builtin:X` = ELF `Builtins_X`): a
 //   source never renames a function of a real object. An address is object code when a block of
 //   that object has a cost line there, or when it lies in the extent of an object whose addresses
-//   are absolute (ObjectExtents); a JIT block's cost there goes to the object's function (with a
-//   synthesized edge) or, when no block of it is known, stays where it was.
+//   are absolute (ObjectExtents); a JIT block's cost there goes to the function of the ELF symbol
+//   that contains the address (ObjectExtents::FunctionAt, with the file Callgrind gave that
+//   function, else `???`), with a synthesized edge. Only for an object without symbols does it go
+//   to the function that had a cost line there (Callgrind charges tail jumps inside native code
+//   to the jumping function), and when no block of it is known it stays where it was.
 // - Lines: with a line table, each JIT cost line gets the file/line of its address; otherwise the
 //   name-derived file and first line. An input with `instr` but no `line` column gets one.
 // - Invariants checked at the end of every part: per-event totals unchanged, every call target
