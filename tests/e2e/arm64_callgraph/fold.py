@@ -11,7 +11,8 @@ REGEX are the program's own and print as their bare name; a foreign function (li
 prints as "object:function", but only where one of the program's functions sits below it (a
 callback, or a resolver that wrongly took over a subtree): foreign leaves such as malloc are left
 out, and so are foreign frames above the first own frame. Exits 1 if the profile has no calls
-edge between two of the program's functions (an empty or truncated profile).
+edge between two of the program's functions (an empty or truncated profile), or if it has a
+function named by --absent (anywhere, as caller or callee).
 """
 import argparse
 import collections
@@ -65,11 +66,19 @@ def read_edges(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--own', required=True, help='regex on object basenames of the program')
+    ap.add_argument('--absent', action='append', default=[], metavar='OBJECT:FUNCTION',
+                    help='exit 1 if a function "object-basename:name" (exact) is in the profile')
     ap.add_argument('profile')
     args = ap.parse_args()
     own_re = re.compile(args.own)
     nodes, edges = read_edges(args.profile)
     own = {n for n in nodes if own_re.search(n[0])}
+
+    present = sorted(f'{n[0]}:{n[1]}' for n in nodes if f'{n[0]}:{n[1]}' in args.absent)
+    if present:
+        print(f'fold.py: {args.profile}: has {", ".join(present)}, which must be absent',
+              file=sys.stderr)
+        sys.exit(1)
 
     if not any(c in own for n in own for c in edges.get(n, ())):
         print(f'fold.py: {args.profile}: no call between two functions of objects matching '
