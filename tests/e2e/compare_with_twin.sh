@@ -7,8 +7,6 @@
 # the twin's is the executable): the edges into the JIT functions and the C helpers with their
 # call counts, and the self cost of every JIT function and helper.
 # Known, documented differences that are not failures (see tests/data/README.md):
-#  - on AArch64 the C caller Call is split into Call and Call'2 by Valgrind: callers that are not
-#    JIT functions lose their recursion suffix and their counts are summed;
 #  - emission (Install, Put*, cgjit_emit, ...) runs in the JIT only: callers other than JIT
 #    functions, helpers, Call and Thread are left out;
 #  - without --dump-instr=yes (scenario plain) a tail jump's callee cost stays in its caller and
@@ -34,14 +32,13 @@ for jit in "$dir"/callgrind.out*; do
   for side in injected twin; do
     src=$tmp/$name.injected
     [ $side = twin ] && src=$twin
-    # Drop object names, keep edges into interesting functions and their self costs. Callers
-    # that are C functions lose their recursion suffix (AArch64 splits Call into Call and
-    # Call'2, differently in the two runs) and their counts are summed.
+    # Drop object names, keep edges into interesting functions and their self costs. (Recursion
+    # suffixes of C callers are kept: the AArch64 Call/Call'2 split that needed them to be
+    # dropped is gone since valgrind-patches/0002.)
     python3 "$here/cgsummary.py" "$src" | sed -E 's/(^| )[^ :]+:/\1/g' | awk -v re="$interesting" '
       $1 == "fn" && $2 ~ re { print }
       $1 == "call" && $4 ~ re {
         caller = $2
-        if (caller !~ re) sub(/'"'"'[0-9]+$/, "", caller)
         if (caller ~ re || caller == "Call" || caller == "Thread" || caller == "main") {
           n = $5; sub(/^calls=/, "", n); count["call " caller " -> " $4] += n
         }

@@ -1,0 +1,2 @@
+/* tls_lib.c for tls_skip.c. */
+#include "tls_lib.c"
