@@ -72,6 +72,9 @@ int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
   std::string object = source && !source->object_name.empty() ? source->object_name
                        : source                               ? source->path
                                                               : std::string("jit");
+  if (size_t v = size_t(version - index_.versions().data());
+      v < options_.version_objects.size() && !options_.version_objects[v].empty())
+    object = options_.version_objects[v];
   std::string function = !version->function_name.empty() ? version->function_name
                          : !version->raw_name.empty()    ? version->raw_name
                                                          : "jit@" + std::to_string(version->start);
