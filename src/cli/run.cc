@@ -26,6 +26,7 @@
 #include "cg_inject/object_catalog.h"
 #include "cg_inject/profile.h"
 #include "cg_inject/symbols.h"
+#include "cli/jit_image_output.h"
 #include "cli/options.h"
 #include "cli/output_plan.h"
 #include "cli/tee_sink.h"
@@ -303,6 +304,9 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     TeeSink tee(&writer, &callgraph);
     ProfileSink* tail = options.callgraph_path.empty() ? static_cast<ProfileSink*>(&writer) : &tee;
 
+    // ELF images of the JIT code: their names go into ob=, the files are written with the output.
+    JitImagePlan images = PlanImagesForOutput(options, p.output, index);
+    inject_options.version_objects = images.object_by_version;
     std::unique_ptr<Injector> injector;
     if (!loaded.empty()) {
       injector = std::make_unique<Injector>(index, &extents, inject_options, tail, &diagnostics);
@@ -313,22 +317,36 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     source.reset();  // ends the progress line before anything else is printed
     writer.Flush();
 
+    InjectStats stats;
     if (injector) {
-      InjectStats stats = injector->stats();
+      stats = injector->stats();
       for (const std::string& v : stats.invariant_violations) {
         std::fprintf(env.err, "cg-inject: %s: consistency check failed: %s\n", p.input.c_str(),
                      v.c_str());
         check_failed = true;
       }
-      if (options.stats == StatsFormat::kText) AppendStatsText(stats, &reports);
-      if (options.stats == StatsFormat::kJson) AppendStatsJson(stats, &reports);
-    } else if (options.stats != StatsFormat::kNone) {
-      Say(env, options, 0, p.input + ": no symbol sources, nothing resolved");
     }
     if (check_failed && !options.force) {
       std::fprintf(env.err, "cg-inject: not writing %s (use --force to write it anyway)\n",
                    p.output.c_str());
       return ExitCode::kCheckFailed;
+    }
+    JitImageWriteStats images_written;
+    if (injector) {
+      // Images first: once the profile is in place, every ob= it names exists.
+      images_written = WriteJitImages(images, index);
+      if (options.stats == StatsFormat::kText) {
+        AppendStatsText(stats, &reports);
+        AppendImageStatsText(images, images_written, &reports);
+      }
+      if (options.stats == StatsFormat::kJson) {
+        std::string json;
+        AppendStatsJson(stats, &json);
+        AddImageStatsJson(images, images_written, &json);
+        reports += json;
+      }
+    } else if (options.stats != StatsFormat::kNone) {
+      Say(env, options, 0, p.input + ": no symbol sources, nothing resolved");
     }
     output.Commit();
     if (!options.callgraph_path.empty()) {
@@ -339,6 +357,7 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
       json.Commit();
     }
     Say(env, options, 2, "wrote " + p.output);
+    for (const PlannedJitImage& image : images.images) Say(env, options, 2, "wrote " + image.path);
   }
 
   if (diagnostics.total() > 0 && options.verbosity > 0) {
