@@ -58,7 +58,12 @@ JitImagePlan PlanImagesForOutput(const CliOptions& options, const std::string& o
 }
 
 void AppendImageStatsText(const JitImagePlan& plan, const JitImageWriteStats& written,
-                          std::string* out) {
+                          const std::vector<MoarCodeStats>& moar_code, std::string* out) {
+  for (const MoarCodeStats& m : moar_code)
+    AppendF(out,
+            "cg-inject: MoarVM code files in %s: %" PRId64 " of %" PRId64
+            " paired with the perf map's %" PRId64 " lines (%" PRId64 " size mismatches)\n",
+            m.dir.c_str(), m.paired, m.files, m.lines, m.size_mismatches);
   if (plan.images.empty()) return;
   AppendF(out,
           "cg-inject: ELF images for machine code: %" PRId64 " (%" PRId64 " functions, %" PRId64
@@ -83,11 +88,25 @@ void AppendImageStatsText(const JitImagePlan& plan, const JitImageWriteStats& wr
 }
 
 void AddImageStatsJson(const JitImagePlan& plan, const JitImageWriteStats& written,
-                       std::string* json) {
-  if (plan.images.empty()) return;
+                       const std::vector<MoarCodeStats>& moar_code, std::string* json) {
   size_t close = json->rfind('}');
   if (close == std::string::npos) return;
   std::string member;
+  if (!moar_code.empty()) {
+    member += ",\"moar_code\":[";
+    for (size_t i = 0; i < moar_code.size(); ++i) {
+      const MoarCodeStats& m = moar_code[i];
+      AppendF(&member,
+              "%s{\"files\":%" PRId64 ",\"lines\":%" PRId64 ",\"paired\":%" PRId64
+              ",\"size_mismatches\":%" PRId64 "}",
+              i ? "," : "", m.files, m.lines, m.paired, m.size_mismatches);
+    }
+    member += "]";
+  }
+  if (plan.images.empty()) {
+    json->insert(close, member);
+    return;
+  }
   AppendF(&member,
           ",\"elf_images\":{\"images\":%" PRId64 ",\"functions\":%" PRId64 ",\"line_rows\":%" PRId64
           ",\"bytes\":%" PRIu64 ",\"versions\":%" PRId64 ",\"shared\":%" PRId64

@@ -4,7 +4,10 @@
 
 #include <string>
 
+#include <vector>
+
 #include "elf/jit_image_plan.h"
+#include "sources/moar_jit_code.h"
 
 namespace cg_inject {
 
@@ -19,12 +22,13 @@ class SymbolIndex;
 JitImagePlan PlanImagesForOutput(const CliOptions& options, const std::string& output_path,
                                  const SymbolIndex& index);
 
-/// Appends the `--stats` text lines about the images (nothing when there are none).
+/// Appends the `--stats` text lines about the images and MoarVM's code files (nothing when
+/// there are none).
 void AppendImageStatsText(const JitImagePlan& plan, const JitImageWriteStats& written,
-                          std::string* out);
+                          const std::vector<MoarCodeStats>& moar_code, std::string* out);
 /// Adds an "elf_images" member to the JSON object at the end of `json` (AppendStatsJson's
-/// output: one object and a newline); nothing when there are no images.
+/// output: one object and a newline), and "moar_code" when MoarVM code files were read.
 void AddImageStatsJson(const JitImagePlan& plan, const JitImageWriteStats& written,
-                       std::string* json);
+                       const std::vector<MoarCodeStats>& moar_code, std::string* json);
 
 }  // namespace cg_inject

@@ -34,7 +34,8 @@ Symbol sources:
                         ./jit-PID.dump, /tmp/jit-PID.dump, ~/.debug/jit/*/jit-PID.dump).
 
 Machine code (KCachegrind's "Machine Code" tab, objdump, addr2line):
-      --elf-dir DIR     Write the ELF images of the JIT code (from jitdump CODE_LOAD records)
+      --elf-dir DIR     Write the ELF images of the JIT code (jitdump CODE_LOAD records, MoarVM
+                        moar-jit.PID/ code files beside the perf map)
                         into DIR (created if missing) instead of beside the output file.
       --elf-path=MODE   How ob= names an image: absolute (default) or relative (its bare name,
                         found by KCachegrind beside the profile, so both can move together;

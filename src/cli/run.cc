@@ -30,6 +30,7 @@
 #include "cli/options.h"
 #include "cli/output_plan.h"
 #include "cli/tee_sink.h"
+#include "sources/moar_jit_code.h"
 #include "sources/symbol_sources.h"
 
 namespace cg_inject {
@@ -274,6 +275,19 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     Say(env, options, 1,
         std::string("using ") + SourceKindName(s.kind) + " " + s.path + " (" + s.details + ")");
   }
+  // MoarVM's raw code files beside its perf map give the map's lines their code bytes.
+  std::vector<MoarCodeStats> moar_code;
+  for (const LoadedSource& s : loaded) {
+    if (s.kind != SourceKind::kPerfMap) continue;
+    std::string dir = FindMoarCodeDir(s.path);
+    if (dir.empty()) continue;
+    MoarCodeStats stats = AttachMoarCode(ReadMoarCodeDir(dir), s.source, &index);
+    stats.dir = dir;
+    Say(env, options, 1,
+        "using MoarVM code files " + dir + " (" + std::to_string(stats.paired) + " of " +
+            std::to_string(stats.files) + " paired with perf-map lines)");
+    moar_code.push_back(std::move(stats));
+  }
   if (loaded.empty()) {
     std::string why = pids.empty() ? "the profile has no pid: line"
                                    : "none found for pid " + std::to_string(*pids.begin());
@@ -337,12 +351,12 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
       images_written = WriteJitImages(images, index);
       if (options.stats == StatsFormat::kText) {
         AppendStatsText(stats, &reports);
-        AppendImageStatsText(images, images_written, &reports);
+        AppendImageStatsText(images, images_written, moar_code, &reports);
       }
       if (options.stats == StatsFormat::kJson) {
         std::string json;
         AppendStatsJson(stats, &json);
-        AddImageStatsJson(images, images_written, &json);
+        AddImageStatsJson(images, images_written, moar_code, &json);
         reports += json;
       }
     } else if (options.stats != StatsFormat::kNone) {

@@ -180,7 +180,7 @@ INSN = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2,8} )+)\s*(?:\t(\S.*))?$")
 def objdump_listing(objdump, obj, first, last):
     cmd = [objdump, "-C", "-d", "--start-address=0x%x" % max(first - 20, 0),
            "--stop-address=0x%x" % (last + 20), obj]
-    text = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    text = subprocess.run(cmd, check=True, capture_output=True, text=True, errors="replace").stdout
     starts = set()
     data = {}
     for line in text.splitlines():
@@ -215,6 +215,10 @@ def main():
         m = re.match(r"^[A-Za-z]+:[*~^+-]?([^ ]+) ", v[0])
         if m:
             by_name[m.group(1)].append(v)
+        # MoarVM names ("fib(fib.raku:3)"): the name before the location.
+        m = re.match(r"^(.*)\(([^()]*):\d+\)$", v[0])
+        if m:
+            by_name[m.group(1) or "(anonymous)"].append(v)
     profile_dir = os.path.dirname(os.path.abspath(profile))
     functions, call_sites = profile_functions(profile)
     failures = 0
@@ -309,7 +313,8 @@ def main():
                 fail("%s: %d printed bytes differ from the source's code, first at 0x%x" % (fn, len(bad), bad[0]))
             check_lines(fn, obj, start, code, rows)
     for obj in sorted(images):
-        r = subprocess.run(["readelf", "-a", "-W", obj], capture_output=True, text=True)
+        r = subprocess.run(["readelf", "-a", "-W", obj], capture_output=True, text=True,
+                           errors="replace")
         if r.returncode != 0 or "arning" in r.stdout + r.stderr:
             fail("readelf -a %s: %s" % (obj, (r.stdout + r.stderr)[:300]))
     want_rebuilt = int(os.environ.get("REBUILT_CALL_SITES", "0"))

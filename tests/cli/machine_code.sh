@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # KCachegrind's machine-code view on every stored JIT capture (tests/data: the test JIT on x86-64
-# and AArch64 in every scenario, Node 20 with --perf-prof): cg-inject writes ELF images of the JIT
+# and AArch64 in every scenario, Node 20 with --perf-prof, MoarVM's raw code files): cg-inject writes ELF images of the JIT
 # code, and check_machine_code.py runs KCachegrind's own objdump command on each function's ob=
 # (resolved as KCachegrind resolves it, from a working directory other than the profile's),
 # compares the bytes with the jitdump's, asks addr2line for the jitdump's lines and readelf for
@@ -74,6 +74,18 @@ mkdir -p "$node_out"
 expect_exit 0 "$CG_INJECT" --no-discover -i "$data/node/prof/callgrind.out.zst" \
   --jitdump "$data"/node/prof/jit-*.dump.zst -o "$node_out/callgrind.out.jit" &&
   LINES=v8 check_outputs x86_64 "$node_out/callgrind.out.jit" -- "$data"/node/prof/jit-*.dump.zst
+
+# MoarVM (Rakudo 2022.12): perf map plus the raw code files MVM_JIT_DUMP_BYTECODE=1 wrote, found
+# beside the map (tests/data/moar/moar-jit.PID), paired by compile order and checked by size.
+moar=$data/moar
+moar_out=$scratch/moar
+mkdir -p "$moar_out"
+expect_exit 0 "$CG_INJECT" --no-discover -i "$moar/callgrind.out.zst" --perf-map "$moar"/perf-*.map \
+  -o "$moar_out/callgrind.out.jit" --stats && {
+  grep -q "MoarVM code files in .*moar-jit.25521: 44 of 44 paired with the perf map's 44 lines (0 size mismatches)" \
+    "$scratch/err" || fail "moar: --stats does not report the pairing: $(grep MoarVM "$scratch/err")"
+  check_outputs x86_64 "$moar_out/callgrind.out.jit" -- "moar:$(echo "$moar"/perf-*.map):$(echo "$moar"/moar-jit.*)"
+}
 
 # --elf-path=relative: bare names, found beside the profile after both moved together.
 x86=$data/x86_64/instr
