@@ -95,7 +95,8 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
     std::vector<size_t>& mine = images_of_source[v.source];
     size_t image = SIZE_MAX;
     for (size_t candidate : mine) {
-      if (!states[candidate].Overlaps(v.start, end)) {
+      if (states[candidate].ranges.size() < naming.max_functions &&
+          !states[candidate].Overlaps(v.start, end)) {
         image = candidate;
         break;
       }

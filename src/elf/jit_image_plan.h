@@ -23,6 +23,9 @@ struct JitImageNaming {
   std::string dir;        // directory to write the images to (absolute for absolute `ob=`)
   std::string stem;       // images are named STEM.SOURCE[.N].elf (STEM: the output's basename)
   bool relative = false;  // `ob=` holds the bare file name, else DIR/NAME
+  /// Functions per image at most: each may need its own section, and section indices are 16-bit
+  /// (no extended numbering here), so a source with more spills into further images.
+  size_t max_functions = 60000;
 };
 
 struct PlannedJitImage {

@@ -97,6 +97,16 @@ TEST_F(JitImagePlanTest, VersionsWithoutCodeOrOfAnotherArchitectureGetNoImage) {
   EXPECT_EQ(plan.salted_versions, 1);
 }
 
+TEST_F(JitImagePlanTest, ManyFunctionsSpillIntoFurtherImages) {
+  for (uint64_t i = 0; i < 5; ++i) index_.Add(Version(0x1000 * (i + 1), "f", "\xc3"));
+  index_.Finish();
+  JitImagePlan plan = PlanJitImages(index_, {"/out", "p", false, /*max_functions=*/2});
+  ASSERT_EQ(plan.images.size(), 3u);
+  EXPECT_THAT(plan.images[0].versions, ElementsAre(0u, 1u));
+  EXPECT_THAT(plan.images[1].versions, ElementsAre(2u, 3u));
+  EXPECT_THAT(plan.images[2].versions, ElementsAre(4u));
+}
+
 TEST_F(JitImagePlanTest, WritesEveryImage) {
   char tmpl[] = "/tmp/cg-inject-plan-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);

@@ -184,6 +184,24 @@ TEST_F(JitImageTest, OverlappingFunctionsAreRejected) {
   }
 }
 
+TEST_F(JitImageTest, FunctionWithoutCodeOrWrappingAroundIsRejected) {
+  JitImageSpec spec;
+  spec.functions.push_back({0x1000, "empty", "", files_, {}});
+  try {
+    BuildJitImage(spec, "out.elf");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "out.elf: a JIT image function has no code bytes");
+  }
+  spec.functions[0] = {~uint64_t{0}, "wraps", kX86Nop, files_, {}};
+  try {
+    BuildJitImage(spec, "out.elf");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "out.elf: a JIT image function wraps around the address space");
+  }
+}
+
 TEST_F(JitImageTest, EmptyImageIsStillValid) {
   std::string path = Write(JitImageSpec{});
   EXPECT_THAT(Shell("readelf -a -W " + path), Not(HasSubstr("arning")));
