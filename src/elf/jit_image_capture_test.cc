@@ -1,6 +1,7 @@
 // The images of the stored captures (tests/data: the test JIT on both architectures, Node 20's
-// jitdump), read back with LIEF: every placed version is a function symbol of its image with its
-// size, and the bytes at its address are the jitdump's. A missing capture fails the test.
+// jitdump, MoarVM's raw code files), read back with LIEF: every placed version is a function
+// symbol of its image with its size, and the bytes at its address are the source's. A missing
+// capture fails the test.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -14,6 +15,7 @@
 #include "cg_inject/symbols.h"
 #include "elf/jit_image_plan.h"
 #include "elf/jit_image_writer.h"
+#include "sources/moar_jit_code.h"
 #include "sources/symbol_sources.h"
 
 namespace cg_inject {
@@ -22,10 +24,11 @@ namespace {
 const std::string kRoot = CG_INJECT_SOURCE_ROOT "/tests/data/";
 
 struct Capture {
-  const char* dump;  // under tests/data
+  const char* dump;  // under tests/data: a jitdump, or a MoarVM perf map when moar_dir is set
   LIEF::ELF::ARCH machine;
-  int64_t images;    // reused addresses need a second image
-  int64_t versions;  // code versions placed
+  int64_t images;                  // reused addresses need a second image
+  int64_t versions;                // code versions placed
+  const char* moar_dir = nullptr;  // MoarVM's raw code directory under tests/data
 };
 
 class JitImageCaptureTest : public ::testing::TestWithParam<Capture> {
@@ -45,7 +48,13 @@ TEST_P(JitImageCaptureTest, LiefReadsEverySymbolAndItsBytes) {
   ASSERT_TRUE(std::filesystem::exists(path)) << path;
   SymbolIndex index;
   Diagnostics diagnostics;
-  LoadSymbolSources({{path, SourceKind::kJitdump, true}}, &index, &diagnostics);
+  if (c.moar_dir) {
+    LoadSymbolSources({{path, SourceKind::kPerfMap, true}}, &index, &diagnostics);
+    MoarCodeStats moar = AttachMoarCode(ReadMoarCodeDir(kRoot + c.moar_dir), 0, &index);
+    EXPECT_EQ(moar.paired, c.versions);
+  } else {
+    LoadSymbolSources({{path, SourceKind::kJitdump, true}}, &index, &diagnostics);
+  }
   JitImagePlan plan = PlanJitImages(index, {dir_, "p", false});
   JitImageWriteStats written = WriteJitImages(plan, index);
   EXPECT_EQ(written.images, c.images);
@@ -79,7 +88,9 @@ INSTANTIATE_TEST_SUITE_P(
     Captures, JitImageCaptureTest,
     ::testing::Values(Capture{"x86_64/instr/jit-24022.dump", LIEF::ELF::ARCH::EM_X86_64, 2, 11},
                       Capture{"aarch64/instr/jit-16975.dump", LIEF::ELF::ARCH::EM_AARCH64, 2, 11},
-                      Capture{"node/prof/jit-6765.dump.zst", LIEF::ELF::ARCH::EM_X86_64, 1, 2203}));
+                      Capture{"node/prof/jit-6765.dump.zst", LIEF::ELF::ARCH::EM_X86_64, 1, 2203},
+                      Capture{"moar/perf-25521.map", LIEF::ELF::ARCH::EM_X86_64, 1, 44,
+                              "moar/moar-jit.25521"}));
 
 }  // namespace
 }  // namespace cg_inject
