@@ -9,6 +9,8 @@ packages=(
   libboost-dev libzstd-dev liblief-dev libcapstone-dev libgtest-dev libgmock-dev
   # tests: callgrind_annotate (perl, with valgrind), zstd CLI, fuzzers and sanitizers (clang rt)
   valgrind zstd perl libclang-rt-14-dev clang-format python3
+  # tests/cli/machine_code.sh: objdump, addr2line, readelf for both architectures
+  binutils binutils-aarch64-linux-gnu
   # bundled Valgrind from Debian's source package, x86-64 and AArch64 (cross + qemu-user)
   dpkg-dev build-essential autoconf automake gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   qemu-user

@@ -102,6 +102,9 @@ class SymbolIndex {
   /// For readers that learn about their source while reading (a jitdump's e_machine).
   SymbolSourceInfo* mutable_source(uint32_t source) { return &sources_.at(source); }
   const std::vector<CodeVersion>& versions() const { return versions_; }
+  /// For readers that add code bytes to versions already added (MoarVM's raw code files pair
+  /// with perf-map lines). Requires: no query yet (decoded boundaries are cached on first use).
+  CodeVersion* mutable_version(size_t i) { return &versions_.at(i); }
   /// Addresses where two versions with different function_ids overlap (code reuse).
   int64_t reused_ranges() const { return reused_ranges_; }
 

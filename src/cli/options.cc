@@ -35,6 +35,16 @@ Symbol sources:
       --no-discover     Do not look for sources by the profile's pid (/tmp/perf-PID.map,
                         ./jit-PID.dump, /tmp/jit-PID.dump, ~/.debug/jit/*/jit-PID.dump).
 
+Machine code (KCachegrind's "Machine Code" tab, objdump, addr2line):
+      --elf-dir DIR     Write the ELF images of the JIT code (jitdump CODE_LOAD records, MoarVM
+                        moar-jit.PID/ code files beside the perf map)
+                        into DIR (created if missing) instead of beside the output file.
+      --elf-path=MODE   How ob= names an image: absolute (default) or relative (its bare name,
+                        found by KCachegrind beside the profile, so both can move together;
+                        not with --elf-dir).
+      --no-elf          Write no images; ob= names the symbol source as without images.
+                        Images are written by default when the output is a file.
+
 Reports:
       --stats[=FORMAT]  Print what was resolved to stderr; FORMAT is text (default) or json.
       --callgraph FILE  Write the canonical call graph of the result as JSON (functions, self and
@@ -78,6 +88,7 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string_view>& args) {
       {"--jitdump", append(&o.jitdumps)},
       {"--jit-dir", append(&o.jit_dirs)},
       {"--callgraph", assign(&o.callgraph_path)},
+      {"--elf-dir", assign(&o.elf_dir)},
   };
   using FlagSetter = std::function<void()>;
   const std::map<std::string_view, FlagSetter> flags = {
@@ -99,6 +110,7 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string_view>& args) {
       {"-h", [&] { o.help = true; }},
       {"--version", [&] { o.version = true; }},
       {"-V", [&] { o.version = true; }},
+      {"--no-elf", [&] { o.elf_images = false; }},
   };
 
   bool only_positional = false;
@@ -133,6 +145,17 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string_view>& args) {
       }
       continue;
     }
+    if (name == "--elf-path") {
+      std::string_view mode = inline_value          ? *inline_value
+                              : i + 1 < args.size() ? args[++i]
+                                                    : std::string_view();
+      if (mode == "absolute" || mode == "relative") {
+        o.elf_relative = mode == "relative";
+        continue;
+      }
+      parsed.error = "--elf-path: expected absolute or relative, got '" + std::string(mode) + "'";
+      return parsed;
+    }
     if (auto it = with_value.find(name); it != with_value.end()) {
       if (!inline_value) {
         if (i + 1 >= args.size()) {
@@ -160,6 +183,8 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string_view>& args) {
     parsed.error = "no input: give a Callgrind file with -i FILE (or - for stdin)";
   } else if (o.inputs.size() > 1 && o.output == "-") {
     parsed.error = "-o -: several inputs cannot all go to stdout";
+  } else if (o.elf_relative && !o.elf_dir.empty()) {
+    parsed.error = "--elf-path=relative: images in --elf-dir are named by absolute path";
   }
   return parsed;
 }

@@ -31,6 +31,11 @@ struct CliOptions {
   std::optional<bool> progress;  // --progress / --no-progress; unset = only on a terminal
   bool help = false;
   bool version = false;
+
+  // ELF images of the JIT code, for KCachegrind's machine-code view (src/elf/jit_image_plan.h).
+  bool elf_images = true;     // --no-elf turns them off
+  std::string elf_dir;        // --elf-dir DIR: write them there (default: beside the output)
+  bool elf_relative = false;  // --elf-path=relative: ob= holds the bare name (default absolute)
 };
 
 /// The result of parsing: options, or a one-line error naming the bad argument.

@@ -81,3 +81,26 @@ TEST(OptionsTest, HelpMentionsEveryOption) {
 
 }  // namespace
 }  // namespace cg_inject
+
+namespace cg_inject {
+namespace {
+
+TEST(OptionsTest, ElfImageOptions) {
+  ParsedCommandLine p = Parse({"x", "-o", "out"});
+  EXPECT_TRUE(p.options.elf_images);
+  EXPECT_EQ(p.options.elf_dir, "");
+  EXPECT_FALSE(p.options.elf_relative);
+  p = Parse({"x", "--elf-dir", "/tmp/img", "--elf-path=absolute"});
+  ASSERT_EQ(p.error, "");
+  EXPECT_EQ(p.options.elf_dir, "/tmp/img");
+  EXPECT_FALSE(p.options.elf_relative);
+  EXPECT_TRUE(Parse({"x", "--elf-path", "relative"}).options.elf_relative);
+  EXPECT_FALSE(Parse({"x", "--no-elf"}).options.elf_images);
+  EXPECT_EQ(Parse({"x", "--elf-path=rel"}).error,
+            "--elf-path: expected absolute or relative, got 'rel'");
+  EXPECT_EQ(Parse({"x", "--elf-dir=d", "--elf-path=relative"}).error,
+            "--elf-path=relative: images in --elf-dir are named by absolute path");
+}
+
+}  // namespace
+}  // namespace cg_inject

@@ -26,10 +26,12 @@
 #include "cg_inject/object_catalog.h"
 #include "cg_inject/profile.h"
 #include "cg_inject/symbols.h"
+#include "cli/jit_image_output.h"
 #include "cli/options.h"
 #include "cli/output_plan.h"
 #include "cli/tee_sink.h"
 #include "elf/valgrind_name.h"
+#include "sources/moar_jit_code.h"
 #include "sources/symbol_sources.h"
 
 namespace cg_inject {
@@ -280,6 +282,19 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     Say(env, options, 1,
         std::string("using ") + SourceKindName(s.kind) + " " + s.path + " (" + s.details + ")");
   }
+  // MoarVM's raw code files beside its perf map give the map's lines their code bytes.
+  std::vector<MoarCodeStats> moar_code;
+  for (const LoadedSource& s : loaded) {
+    if (s.kind != SourceKind::kPerfMap) continue;
+    std::string dir = FindMoarCodeDir(s.path);
+    if (dir.empty()) continue;
+    MoarCodeStats stats = AttachMoarCode(ReadMoarCodeDir(dir), s.source, &index);
+    stats.dir = dir;
+    Say(env, options, 1,
+        "using MoarVM code files " + dir + " (" + std::to_string(stats.paired) + " of " +
+            std::to_string(stats.files) + " paired with perf-map lines)");
+    moar_code.push_back(std::move(stats));
+  }
   if (loaded.empty()) {
     std::string why = pids.empty() ? "the profile has no pid: line"
                                    : "none found for pid " + std::to_string(*pids.begin());
@@ -310,6 +325,9 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     TeeSink tee(&writer, &callgraph);
     ProfileSink* tail = options.callgraph_path.empty() ? static_cast<ProfileSink*>(&writer) : &tee;
 
+    // ELF images of the JIT code: their names go into ob=, the files are written with the output.
+    JitImagePlan images = PlanImagesForOutput(options, p.output, index);
+    inject_options.version_objects = images.object_by_version;
     std::unique_ptr<Injector> injector;
     if (!loaded.empty()) {
       injector = std::make_unique<Injector>(index, &extents, inject_options, tail, &diagnostics);
@@ -320,22 +338,36 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     source.reset();  // ends the progress line before anything else is printed
     writer.Flush();
 
+    InjectStats stats;
     if (injector) {
-      InjectStats stats = injector->stats();
+      stats = injector->stats();
       for (const std::string& v : stats.invariant_violations) {
         std::fprintf(env.err, "cg-inject: %s: consistency check failed: %s\n", p.input.c_str(),
                      v.c_str());
         check_failed = true;
       }
-      if (options.stats == StatsFormat::kText) AppendStatsText(stats, &reports);
-      if (options.stats == StatsFormat::kJson) AppendStatsJson(stats, &reports);
-    } else if (options.stats != StatsFormat::kNone) {
-      Say(env, options, 0, p.input + ": no symbol sources, nothing resolved");
     }
     if (check_failed && !options.force) {
       std::fprintf(env.err, "cg-inject: not writing %s (use --force to write it anyway)\n",
                    p.output.c_str());
       return ExitCode::kCheckFailed;
+    }
+    JitImageWriteStats images_written;
+    if (injector) {
+      // Images first: once the profile is in place, every ob= it names exists.
+      images_written = WriteJitImages(images, index);
+      if (options.stats == StatsFormat::kText) {
+        AppendStatsText(stats, &reports);
+        AppendImageStatsText(images, images_written, moar_code, &reports);
+      }
+      if (options.stats == StatsFormat::kJson) {
+        std::string json;
+        AppendStatsJson(stats, &json);
+        AddImageStatsJson(images, images_written, moar_code, &json);
+        reports += json;
+      }
+    } else if (options.stats != StatsFormat::kNone) {
+      Say(env, options, 0, p.input + ": no symbol sources, nothing resolved");
     }
     output.Commit();
     if (!options.callgraph_path.empty()) {
@@ -346,6 +378,7 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
       json.Commit();
     }
     Say(env, options, 2, "wrote " + p.output);
+    for (const PlannedJitImage& image : images.images) Say(env, options, 2, "wrote " + image.path);
   }
 
   if (diagnostics.total() > 0 && options.verbosity > 0) {

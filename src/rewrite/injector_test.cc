@@ -208,6 +208,41 @@ totals: 140
 }
 
 // Blocks that no source covers (stubs in ob=???, unknown JIT code) pass through as they were.
+// ELF images of JIT code (src/elf/jit_image_plan.h) replace the source's object name per version.
+TEST_F(InjectorTest, VersionObjectsOverrideTheSourceObjectName) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.js", 10);
+  Add(0x2000, 0x100, "g", "", 0);
+  options_.version_objects = {"/out/p.jit-1.dump.elf", ""};
+  Run(R"(positions: line
+events: Ir
+ob=/bin/prog
+fl=main.c
+fn=main
+5 10
+cob=???
+cfi=???
+cfn=0x0000000000001000
+calls=2 0
+6 130
+ob=???
+fl=???
+fn=0x0000000000001000
+0 30
+cob=???
+cfi=???
+cfn=0x0000000000002000
+calls=4 0
+0 100
+fn=0x0000000000002000
+0 100
+totals: 140
+)");
+  EXPECT_THAT(F("/out/p.jit-1.dump.elf|f.js|f").self, ElementsAre(30));
+  EXPECT_EQ(F("/bin/prog|main.c|main").calls.count("/out/p.jit-1.dump.elf|f.js|f"), 1u);
+  EXPECT_THAT(F("jit.map|???|g").self, ElementsAre(100));  // no image: the source's name
+}
+
 TEST_F(InjectorTest, UncoveredBlocksPassThrough) {
   AddSource(kJit);
   Add(0x1000, 0x100, "f", "", 0);

@@ -69,6 +69,10 @@ DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) {
   std::string_view object = source && !source->object_name.empty() ? source->object_name
                             : source                               ? source->path
                                                                    : std::string_view("jit");
+  // The caller may give each version an object of its own (ELF images of the JIT code).
+  if (size_t v = size_t(&version - index_.versions().data());
+      v < options_.version_objects.size() && !options_.version_objects[v].empty())
+    object = options_.version_objects[v];
   std::string_view function = !version.function_name.empty() ? version.function_name
                               : !version.raw_name.empty()    ? version.raw_name
                                                              : std::string_view();

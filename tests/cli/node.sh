@@ -33,7 +33,9 @@ PY
   [[ "$(totals "$input")" == "$(totals "$out")" ]] || fail "$mode: PROGRAM TOTALS differ"
   zstd -q -d -c -f "$out" | callgrind_annotate /dev/stdin 2>/dev/null >"$scratch/$mode.ann"
   for fn in fib sumTo; do
-    grep -qE "workload\.js:$fn('[0-9]+)? \[(perf|jit)-[0-9]+\.(map|dump)\]" "$scratch/$mode.ann" ||
+    # ob= is the source (perf map) or the ELF image of the jitdump's code written beside $out.
+    grep -qE "workload\.js:$fn('[0-9]+)? \[([^]]*\.)?(perf|jit)-[0-9]+\.(map|dump)(\.[0-9]+)?(\.elf)?\]" \
+      "$scratch/$mode.ann" ||
       fail "$mode: $fn is not named with its file"
   done
   # V8's embedded builtins live in /usr/bin/node (not PIE) and keep their ELF names there; the

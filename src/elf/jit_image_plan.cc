@@ -1,0 +1,146 @@
+// Greedy interval colouring per source: versions in load order (CodeVersion::load_order), each into
+// the first image where it overlaps nothing (see jit_image_plan.h). Each image keeps its placed
+// ranges in a map by start; placed ranges never overlap, so the one with the greatest start below a
+// version's end is the only one that can overlap it.
+#include "elf/jit_image_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "cg_inject/symbols.h"
+#include "elf/jit_image_writer.h"
+
+namespace cg_inject {
+namespace {
+
+/// The code bytes of `v` that an image holds.
+std::string_view ImageCode(const CodeVersion& v) {
+  return std::string_view(v.code).substr(0, std::min<uint64_t>(v.size, v.code.size()));
+}
+
+/// A source file's name without directories and a compression suffix: "jit-1234.dump".
+std::string SourceStem(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  if (name.ends_with(".zst")) name.resize(name.size() - 4);
+  return name.empty() ? "jit" : name;
+}
+
+uint16_t MachineOf(const SymbolSourceInfo& source) {
+  if (source.elf_machine == kElfMachineX86_64 || source.elf_machine == kElfMachineAArch64)
+    return uint16_t(source.elf_machine);
+  if (source.elf_machine != 0) return 0;  // another architecture: no image
+    // A source that does not say (MoarVM's raw dumps) ran on this machine.
+#if defined(__aarch64__)
+  return kElfMachineAArch64;
+#else
+  return kElfMachineX86_64;
+#endif
+}
+
+struct ImageState {
+  std::map<uint64_t, uint64_t> ranges;  // start -> end of placed versions
+  bool Overlaps(uint64_t start, uint64_t end) const {
+    auto it = ranges.lower_bound(end);
+    if (it == ranges.begin()) return false;
+    --it;
+    return it->second > start;
+  }
+};
+
+}  // namespace
+
+JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& naming) {
+  JitImagePlan plan;
+  const std::vector<CodeVersion>& versions = index.versions();
+  plan.object_by_version.resize(versions.size());
+
+  std::vector<std::string> stems;  // per source, unique within this plan
+  for (uint32_t s = 0; s < index.sources().size(); ++s) {
+    std::string stem = SourceStem(index.sources()[s].path);
+    if (std::find(stems.begin(), stems.end(), stem) != stems.end())
+      stem += "-" + std::to_string(s + 1);
+    stems.push_back(stem);
+  }
+
+  // Per source: its images (indices into plan.images) and their occupancy.
+  std::map<uint32_t, std::vector<size_t>> images_of_source;
+  std::vector<ImageState> states;
+  // (source, start, name, code) of placed versions -> image, for reloads of identical code.
+  std::map<std::tuple<uint32_t, uint64_t, std::string_view, std::string_view>, size_t> placed;
+
+  std::vector<uint32_t> order(versions.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return versions[a].load_order < versions[b].load_order;
+  });
+  for (uint32_t i : order) {
+    const CodeVersion& v = versions[i];
+    std::string_view code = ImageCode(v);
+    if (code.empty() || v.source >= index.sources().size()) continue;
+    const uint16_t machine = MachineOf(index.sources()[v.source]);
+    if (machine == 0) {
+      ++plan.versions_skipped;
+      continue;
+    }
+    ++plan.versions_placed;
+    if (v.salted_code_tail > 0) ++plan.salted_versions;
+    auto key = std::make_tuple(v.source, v.start, std::string_view(v.function_name), code);
+    if (auto it = placed.find(key); it != placed.end()) {
+      plan.object_by_version[i] = plan.images[it->second].object;
+      ++plan.versions_shared;
+      continue;
+    }
+    const uint64_t end = v.start + code.size();
+    std::vector<size_t>& mine = images_of_source[v.source];
+    size_t image = SIZE_MAX;
+    for (size_t candidate : mine) {
+      if (states[candidate].ranges.size() < naming.max_functions &&
+          !states[candidate].Overlaps(v.start, end)) {
+        image = candidate;
+        break;
+      }
+    }
+    if (image == SIZE_MAX) {
+      image = plan.images.size();
+      PlannedJitImage& p = plan.images.emplace_back();
+      std::string name = naming.stem + "." + stems[v.source];
+      if (!mine.empty()) name += "." + std::to_string(mine.size() + 1);
+      name += ".elf";
+      p.path = naming.dir.empty() ? name : naming.dir + "/" + name;
+      p.object = naming.relative ? name : p.path;
+      p.source = v.source;
+      p.machine = machine;
+      mine.push_back(image);
+      states.emplace_back();
+    }
+    states[image].ranges.emplace(v.start, end);
+    plan.images[image].versions.push_back(i);
+    plan.object_by_version[i] = plan.images[image].object;
+    placed.emplace(key, image);
+  }
+  return plan;
+}
+
+JitImageWriteStats WriteJitImages(const JitImagePlan& plan, const SymbolIndex& index) {
+  JitImageWriteStats stats;
+  const std::vector<CodeVersion>& versions = index.versions();
+  for (const PlannedJitImage& p : plan.images) {
+    JitImageSpec spec;
+    spec.machine = p.machine;
+    for (uint32_t i : p.versions) {
+      const CodeVersion& v = versions[i];
+      std::string_view name = !v.function_name.empty() ? std::string_view(v.function_name)
+                                                       : std::string_view(v.raw_name);
+      spec.functions.push_back({v.start, name, ImageCode(v), v.files, v.lines});
+    }
+    JitImageLayout layout = WriteJitImage(p.path, spec);
+    ++stats.images;
+    stats.symbols += layout.symbols;
+    stats.line_rows += layout.line_rows;
+    stats.file_bytes += layout.file_size;
+  }
+  return stats;
+}
+
+}  // namespace cg_inject

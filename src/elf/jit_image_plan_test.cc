@@ -1,0 +1,129 @@
+#include "elf/jit_image_plan.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "cg_inject/symbols.h"
+#include "elf/jit_image_writer.h"
+
+namespace cg_inject {
+namespace {
+
+using ::testing::ElementsAre;
+
+CodeVersion Version(uint64_t start, std::string name, std::string code, uint32_t source = 0) {
+  CodeVersion v;
+  v.start = start;
+  v.size = code.size();
+  v.raw_name = name;
+  v.function_name = std::move(name);
+  v.code = std::move(code);
+  v.source = source;
+  return v;
+}
+
+class JitImagePlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SymbolSourceInfo dump;
+    dump.path = "/tmp/x/jit-7.dump";
+    dump.kind = "jitdump";
+    dump.elf_machine = kElfMachineX86_64;
+    index_.AddSource(dump);
+  }
+  JitImagePlan Plan(bool relative = false) {
+    index_.Finish();
+    return PlanJitImages(index_, {"/out", "callgrind.out.jit", relative});
+  }
+  SymbolIndex index_;
+};
+
+TEST_F(JitImagePlanTest, ReusedAddressGoesToASecondImageAndAMoveStaysInTheFirst) {
+  uint32_t moved = index_.Add(Version(0x1000, "moved", "\x90\xc3"));
+  CodeVersion at_new = Version(0x2000, "moved", "\x90\xc3");
+  index_.Add(at_new);
+  index_.Add(Version(0x3000, "reuse_v1", "\x90\x90\xc3"));
+  index_.Add(Version(0x3001, "reuse_v2", "\xc3"));
+  (void)moved;
+  JitImagePlan plan = Plan();
+  ASSERT_EQ(plan.images.size(), 2u);
+  EXPECT_EQ(plan.images[0].path, "/out/callgrind.out.jit.jit-7.dump.elf");
+  EXPECT_EQ(plan.images[0].object, plan.images[0].path);
+  EXPECT_THAT(plan.images[0].versions, ElementsAre(0u, 1u, 2u));
+  EXPECT_EQ(plan.images[1].path, "/out/callgrind.out.jit.jit-7.dump.2.elf");
+  EXPECT_THAT(plan.images[1].versions, ElementsAre(3u));
+  EXPECT_THAT(plan.object_by_version, ElementsAre(plan.images[0].object, plan.images[0].object,
+                                                  plan.images[0].object, plan.images[1].object));
+  EXPECT_EQ(plan.versions_placed, 4);
+}
+
+TEST_F(JitImagePlanTest, IdenticalReloadSharesItsSymbolAndChangedCodeDoesNot) {
+  index_.Add(Version(0x1000, "f", "\x90\xc3"));
+  index_.Add(Version(0x1000, "f", "\x90\xc3"));
+  index_.Add(Version(0x1000, "f", "\xcc\xc3"));
+  JitImagePlan plan = Plan(/*relative=*/true);
+  ASSERT_EQ(plan.images.size(), 2u);
+  EXPECT_EQ(plan.images[0].object, "callgrind.out.jit.jit-7.dump.elf");
+  EXPECT_THAT(plan.images[0].versions, ElementsAre(0u));
+  EXPECT_THAT(plan.images[1].versions, ElementsAre(2u));
+  EXPECT_EQ(plan.object_by_version[1], "callgrind.out.jit.jit-7.dump.elf");
+  EXPECT_EQ(plan.versions_shared, 1);
+}
+
+TEST_F(JitImagePlanTest, VersionsWithoutCodeOrOfAnotherArchitectureGetNoImage) {
+  SymbolSourceInfo map;
+  map.path = "/tmp/perf-7.map";
+  map.kind = "perf-map";
+  map.elf_machine = 0;
+  uint32_t map_source = index_.AddSource(map);
+  SymbolSourceInfo arm32;
+  arm32.path = "jit-8.dump";
+  arm32.elf_machine = 40;  // EM_ARM
+  uint32_t arm_source = index_.AddSource(arm32);
+  index_.Add(Version(0x1000, "from_map", "", map_source));
+  index_.Add(Version(0x2000, "arm", "\x01\x10\xa0\xe1", arm_source));
+  CodeVersion salted = Version(0x3000, "salted", "\x90\x90\xc3");
+  salted.salted_code_tail = 1;
+  index_.Add(salted);
+  JitImagePlan plan = Plan();
+  ASSERT_EQ(plan.images.size(), 1u);
+  EXPECT_THAT(plan.object_by_version, ElementsAre("", "", plan.images[0].object));
+  EXPECT_EQ(plan.versions_skipped, 1);
+  EXPECT_EQ(plan.salted_versions, 1);
+}
+
+TEST_F(JitImagePlanTest, ManyFunctionsSpillIntoFurtherImages) {
+  for (uint64_t i = 0; i < 5; ++i) index_.Add(Version(0x1000 * (i + 1), "f", "\xc3"));
+  index_.Finish();
+  JitImagePlan plan = PlanJitImages(index_, {"/out", "p", false, /*max_functions=*/2});
+  ASSERT_EQ(plan.images.size(), 3u);
+  EXPECT_THAT(plan.images[0].versions, ElementsAre(0u, 1u));
+  EXPECT_THAT(plan.images[1].versions, ElementsAre(2u, 3u));
+  EXPECT_THAT(plan.images[2].versions, ElementsAre(4u));
+}
+
+TEST_F(JitImagePlanTest, WritesEveryImage) {
+  char tmpl[] = "/tmp/cg-inject-plan-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string dir = tmpl;
+  index_.Add(Version(0x1000, "a", "\x90\xc3"));
+  index_.Add(Version(0x1000, "b", "\xc3"));
+  index_.Finish();
+  JitImagePlan plan = PlanJitImages(index_, {dir, "p", false});
+  JitImageWriteStats stats = WriteJitImages(plan, index_);
+  EXPECT_EQ(stats.images, 2);
+  EXPECT_EQ(stats.symbols, 2);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/p.jit-7.dump.elf"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/p.jit-7.dump.2.elf"));
+  EXPECT_EQ(stats.file_bytes, std::filesystem::file_size(dir + "/p.jit-7.dump.elf") +
+                                  std::filesystem::file_size(dir + "/p.jit-7.dump.2.elf"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cg_inject
