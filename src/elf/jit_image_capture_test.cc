@@ -87,7 +87,7 @@ TEST_P(JitImageCaptureTest, LiefReadsEverySymbolAndItsBytes) {
 INSTANTIATE_TEST_SUITE_P(
     Captures, JitImageCaptureTest,
     ::testing::Values(Capture{"x86_64/instr/jit-24022.dump", LIEF::ELF::ARCH::EM_X86_64, 2, 11},
-                      Capture{"aarch64/instr/jit-16975.dump", LIEF::ELF::ARCH::EM_AARCH64, 2, 11},
+                      Capture{"aarch64/instr/jit-28427.dump", LIEF::ELF::ARCH::EM_AARCH64, 2, 11},
                       Capture{"node/prof/jit-6765.dump.zst", LIEF::ELF::ARCH::EM_X86_64, 1, 2203},
                       Capture{"moar/perf-25521.map", LIEF::ELF::ARCH::EM_X86_64, 1, 44,
                               "moar/moar-jit.25521"}));
