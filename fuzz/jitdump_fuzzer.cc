@@ -1,5 +1,6 @@
-// libFuzzer target: raw bytes as a jitdump; the resulting index is queried so that line tables
-// and Capstone decoding of the (fuzzed) code bytes run too.
+// libFuzzer target: raw bytes as a jitdump; the resulting index is queried through the
+// VersionChooser the injector uses, so that line tables and Capstone decoding of the (fuzzed) code
+// bytes run too.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -7,6 +8,7 @@
 #include "cg_inject/diagnostics.h"
 #include "cg_inject/error.h"
 #include "cg_inject/symbols.h"
+#include "resolve/version_chooser.h"
 #include "sources/jitdump.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -20,10 +22,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   index.Finish();
+  // The header's e_machine picks the decoder; the default covers a dump that names no machine.
+  cg_inject::VersionChooser chooser(index, cg_inject::CodeArch::kX86_64);
   for (const cg_inject::CodeVersion& v : index.versions()) {
     if (v.size == 0) continue;
     uint64_t addrs[] = {v.start, v.start + 1, v.end() - 1};
-    (void)index.LookupBest(v.start, addrs);
+    (void)chooser.ChooseForBlock(v.start, addrs, 1);
+    (void)chooser.Choose(v.start + v.size / 2, &v, 2);
     (void)v.LookupLine(v.start + v.size / 2);
   }
   return 0;

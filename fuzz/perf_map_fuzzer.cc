@@ -1,4 +1,5 @@
-// libFuzzer target: raw bytes as a perf map, then the index built from it is queried.
+// libFuzzer target: raw bytes as a perf map, then the index built from it is queried through the
+// VersionChooser the injector uses.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -6,6 +7,7 @@
 #include "cg_inject/diagnostics.h"
 #include "cg_inject/error.h"
 #include "cg_inject/symbols.h"
+#include "resolve/version_chooser.h"
 #include "sources/perf_map.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -19,9 +21,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   index.Finish();
+  cg_inject::VersionChooser chooser(index, cg_inject::CodeArch::kX86_64);
   for (const cg_inject::CodeVersion& v : index.versions()) {
     uint64_t addrs[] = {v.start, v.start + v.size / 2};
-    (void)index.LookupBest(v.start, addrs);
+    (void)chooser.ChooseForBlock(v.start, addrs, 1);
+    (void)chooser.Choose(v.start + v.size / 2, nullptr, 2);
     (void)index.LookupAll(v.end() - 1);
   }
   return 0;

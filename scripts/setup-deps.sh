@@ -7,6 +7,8 @@ packages=(
   # build
   meson ninja-build g++ clang pkg-config
   libboost-dev libzstd-dev liblief-dev libcapstone-dev libgtest-dev libgmock-dev
+  # bench: Google Benchmark for bench/hot_loops_perftest
+  libbenchmark-dev
   # tests: callgrind_annotate (perl, with valgrind), zstd CLI, fuzzers and sanitizers (clang rt)
   valgrind zstd perl libclang-rt-14-dev clang-format python3
   # tests/cli/machine_code.sh: objdump, addr2line, readelf for both architectures

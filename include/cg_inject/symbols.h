@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,16 +87,6 @@ class SymbolIndex {
   std::vector<const CodeVersion*> LookupAll(uint64_t addr) const;
   /// The latest-loaded version containing `addr`, or null.
   const CodeVersion* Lookup(uint64_t addr) const;
-  /// Among versions containing `entry`, the one most consistent with every address in `addrs`
-  /// (all inside its range and, when it has code bytes, on its instruction boundaries); ties go to
-  /// the latest-loaded. Null when none contains `entry`. `*ambiguous` is set when another version
-  /// with a different raw_name fits equally well (same-name versions are one function reloaded).
-  /// "Consistent" counts contradictions: an address outside the range, or (x86-64/AArch64 code
-  /// bytes, minus a salted tail) inside an instruction. Decodes code bytes with Capstone on first
-  /// use and caches the result: not safe to call from several threads at once.
-  const CodeVersion* LookupBest(uint64_t entry, std::span<const uint64_t> addrs,
-                                bool* ambiguous = nullptr) const;
-
   const std::vector<SymbolSourceInfo>& sources() const { return sources_; }
   /// For readers that learn about their source while reading (a jitdump's e_machine).
   SymbolSourceInfo* mutable_source(uint32_t source) { return &sources_.at(source); }

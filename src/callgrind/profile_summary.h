@@ -15,9 +15,9 @@
 namespace cg_inject {
 
 /// A function as Callgrind identifies it: object (ob=), file (fl= at fn=), name (fn=).
-struct FunctionKey {
+struct SummaryFunctionKey {
   std::string object, file, function;
-  auto operator<=>(const FunctionKey&) const = default;
+  auto operator<=>(const SummaryFunctionKey&) const = default;
 };
 
 struct FunctionTotals {
@@ -44,8 +44,8 @@ struct PartSummary {
   std::vector<std::string> events;
   PositionLayout positions;
   std::vector<uint64_t> totals;  // sum of all cost lines (self cost)
-  std::map<FunctionKey, FunctionTotals> functions;
-  std::map<std::pair<FunctionKey, FunctionKey>, CallEdge> calls;
+  std::map<SummaryFunctionKey, FunctionTotals> functions;
+  std::map<std::pair<SummaryFunctionKey, SummaryFunctionKey>, CallEdge> calls;
   uint64_t cost_records = 0, call_records = 0, jump_records = 0;
   uint64_t jumps_followed = 0, jumps_executed = 0;
   /// FNV-1a over every record in order, positions and source files included.
@@ -75,11 +75,11 @@ class ProfileSummary : public ProfileSink {
   void Mix(std::string_view bytes);
   void MixNumber(uint64_t value);
   void MixPosition(const Position& pos);
-  FunctionTotals& Totals(const FunctionKey& key);
+  FunctionTotals& Totals(const SummaryFunctionKey& key);
 
   std::vector<PartSummary> parts_;
   PartSummary* part_ = nullptr;
-  FunctionKey current_key_;
+  SummaryFunctionKey current_key_;
   FunctionTotals* current_ = nullptr;
 };
 

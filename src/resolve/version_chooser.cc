@@ -1,14 +1,13 @@
-// Instruction boundaries are decoded by a linear sweep from the start of the code. JIT code can
-// embed data (constant pools, jump tables), after which a sweep may lose sync; an address that
-// fits no version's boundaries is therefore not rejected but falls back to "any version that
-// contains it".
+// Instruction boundaries come from resolve/instruction_boundaries.h, a linear sweep from the start
+// of the code. JIT code can embed data (constant pools, jump tables), after which a sweep may lose
+// sync; an address that fits no version's boundaries is therefore not rejected but falls back to
+// "any version that contains it".
 #include "resolve/version_chooser.h"
-
-#include <capstone/capstone.h>
 
 #include <algorithm>
 
 #include "cg_inject/symbols.h"
+#include "resolve/instruction_boundaries.h"
 
 namespace cg_inject {
 
@@ -18,52 +17,17 @@ VersionChooser::VersionChooser(const SymbolIndex& index, CodeArch arch)
 VersionChooser::~VersionChooser() = default;
 
 CodeArch VersionChooser::ArchOf(const CodeVersion& version) const {
-  constexpr uint32_t kEmX86_64 = 62, kEmAArch64 = 183;
   if (version.source < index_.sources().size()) {
-    uint32_t machine = index_.sources()[version.source].elf_machine;
-    if (machine == kEmX86_64) return CodeArch::kX86_64;
-    if (machine == kEmAArch64) return CodeArch::kAArch64;
+    CodeArch arch = CodeArchOfElfMachine(index_.sources()[version.source].elf_machine);
+    if (arch != CodeArch::kUnknown) return arch;
   }
   return arch_;
 }
 
 const std::vector<uint8_t>& VersionChooser::Boundaries(const CodeVersion& version) {
   auto [it, inserted] = boundaries_.try_emplace(&version);
-  std::vector<uint8_t>& flags = it->second;
-  if (!inserted) return flags;
-  const std::string& code = version.code;
-  flags.assign(code.size(), 0);
-  CodeArch arch = ArchOf(version);
-  if (arch == CodeArch::kAArch64) {
-    for (size_t i = 0; i < code.size(); i += 4) flags[i] = 1;
-  } else if (arch == CodeArch::kX86_64) {
-    csh handle;
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) {
-      std::fill(flags.begin(), flags.end(), 1);
-      return flags;
-    }
-    cs_insn* insn = cs_malloc(handle);
-    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(code.data());
-    size_t left = code.size();
-    uint64_t addr = version.start;
-    size_t offset = 0;
-    while (offset < code.size()) {
-      flags[offset] = 1;
-      const uint8_t* at = bytes + offset;
-      uint64_t insn_addr = addr + offset;
-      left = code.size() - offset;
-      if (!cs_disasm_iter(handle, &at, &left, &insn_addr, insn)) {
-        offset += 1;  // undecodable byte (data): step over it and resynchronize
-        continue;
-      }
-      offset = static_cast<size_t>(at - bytes);
-    }
-    cs_free(insn, 1);
-    cs_close(&handle);
-  } else {
-    std::fill(flags.begin(), flags.end(), 1);
-  }
-  return flags;
+  if (inserted) it->second = DecodeInstructionStarts(version.code, ArchOf(version));
+  return it->second;
 }
 
 bool VersionChooser::FitsBoundary(const CodeVersion& version, uint64_t addr) {

@@ -146,3 +146,127 @@ TEST(VersionChooserMachineTest, SourceMachineWins) {
 
 }  // namespace
 }  // namespace cg_inject
+
+namespace cg_inject {
+namespace {
+
+// Blocks against a perf map (no code bytes) and a jitdump whose header says x86-64. The chooser's
+// own default architecture is kUnknown, so any decoding below happens because of the e_machine.
+class ChooseForBlockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    map_ = index_.AddSource({"perf-1.map", "perf-map", "perf-1.map"});
+    SymbolSourceInfo dump{"jit-1.dump", "jitdump", "jit-1.dump"};
+    dump.elf_machine = 62;
+    dump_ = index_.AddSource(dump);
+  }
+  void Add(uint64_t start, uint64_t size, std::string name, uint32_t source, std::string code = "",
+           uint32_t salted_code_tail = 0) {
+    CodeVersion v;
+    v.start = start;
+    v.size = size;
+    v.raw_name = name;
+    v.function_name = std::move(name);
+    v.source = source;
+    v.code = std::move(code);
+    v.salted_code_tail = salted_code_tail;
+    index_.Add(std::move(v));
+  }
+  SymbolIndex index_;
+  uint32_t map_ = 0, dump_ = 0;
+};
+
+// x86-64: push rbp (1) ; mov rbp,rsp (3) ; ret (1)  -> starts at 0, 1, 4
+const std::string kPrologue("\x55\x48\x89\xe5\xc3", 5);
+// x86-64: nop x5 -> starts at 0..4
+const std::string kNops("\x90\x90\x90\x90\x90", 5);
+
+TEST_F(ChooseForBlockTest, EmptyIndex) {
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kUnknown);
+  EXPECT_EQ(c.Choose(5, nullptr, 1), nullptr);
+  EXPECT_EQ(c.ChooseForBlock(5, {}, 1), nullptr);
+  EXPECT_EQ(c.reused_addresses(), 0);
+}
+
+TEST_F(ChooseForBlockTest, InstructionBoundariesPickTheVersion) {
+  Add(0x100, 5, "nops", dump_, kNops);
+  Add(0x100, 5, "prologue", dump_, kPrologue);
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kUnknown);
+  // 0x102 is inside prologue's mov: only the nops fit, although prologue is newer.
+  std::vector<uint64_t> addrs = {0x100, 0x102};
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1)->raw_name, "nops");
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 2)->raw_name, "nops");
+  EXPECT_EQ(c.reused_addresses(), 1);
+  EXPECT_EQ(c.ambiguous_choices(), 0);
+  // Both fit 0x100, 0x101 and 0x104: ambiguous, the part number picks (part 1 the first loaded).
+  std::vector<uint64_t> both = {0x100, 0x101, 0x104};
+  EXPECT_EQ(c.ChooseForBlock(0x100, both, 1)->raw_name, "nops");
+  EXPECT_EQ(c.ChooseForBlock(0x100, both, 2)->raw_name, "prologue");
+  EXPECT_EQ(c.reused_addresses(), 1);
+  EXPECT_EQ(c.ambiguous_choices(), 1);
+}
+
+TEST_F(ChooseForBlockTest, RangesDecideWithoutCode) {
+  Add(0x100, 0x100, "long", map_);
+  Add(0x100, 0x10, "short", map_);
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kX86_64);
+  std::vector<uint64_t> addrs = {0x100, 0x150};
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1)->raw_name, "long");
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 2)->raw_name, "long");
+  EXPECT_EQ(c.ambiguous_choices(), 0);
+  EXPECT_EQ(c.ChooseForBlock(0x300, addrs, 1), nullptr);
+}
+
+// Two loads of one name at one address are a tie like any other: the part number picks and the
+// address counts as ambiguous (the output is the same function either way).
+TEST_F(ChooseForBlockTest, SameNameTieFollowsThePartNumber) {
+  Add(0x100, 0x10, "f", map_);
+  Add(0x100, 0x10, "f", map_);
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kX86_64);
+  std::vector<uint64_t> addrs = {0x101};
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1), &index_.versions()[0]);
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 2), &index_.versions()[1]);
+  EXPECT_EQ(c.ambiguous_choices(), 1);
+}
+
+TEST_F(ChooseForBlockTest, SaltedTailIsNotHeldAgainstAVersion) {
+  // CPython dumps end in 8 marker bytes: 0x108 falls in them for "py", while "mov" (no salt) has
+  // 0x104 inside its 5-byte mov. Read unsalted, py's bytes would put 0x108 inside mov rbp,rsp.
+  const std::string tail("\x0f\x0b\x48\x89\xe5\x90\x90\x90", 8);
+  const std::string mov = std::string("\xb8\x01\x00\x00\x00", 5) + std::string(8, '\x90');
+  Add(0x100, 13, "other", map_);  // an earlier source describing the same range is not a candidate
+  Add(0x100, 13, "mov", dump_, mov);
+  Add(0x100, 13, "py::f:/a.py", dump_, kNops + tail, 8);
+  Add(0x200, 13, "mov", dump_, mov);
+  Add(0x200, 13, "py::f:/a.py", dump_, kNops + tail, 0);
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kX86_64);
+  std::vector<uint64_t> addrs = {0x100, 0x104, 0x108};
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1)->raw_name, "py::f:/a.py");
+  EXPECT_EQ(c.ambiguous_choices(), 0);
+  // Control: the same code with no salted tail ties with "mov" (each misses one address).
+  std::vector<uint64_t> unsalted = {0x200, 0x204, 0x208};
+  EXPECT_EQ(c.ChooseForBlock(0x200, unsalted, 1)->raw_name, "mov");
+  EXPECT_EQ(c.ChooseForBlock(0x200, unsalted, 2)->raw_name, "py::f:/a.py");
+  EXPECT_EQ(c.ambiguous_choices(), 1);
+}
+
+TEST_F(ChooseForBlockTest, AddressPastTheCodeBytesFits) {
+  // A version whose range is longer than its code bytes: past them the bytes say nothing.
+  Add(0x100, 0x20, "f", dump_, kPrologue);
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kUnknown);
+  const CodeVersion& f = index_.versions()[0];
+  EXPECT_TRUE(c.FitsBoundary(f, 0x101));
+  EXPECT_FALSE(c.FitsBoundary(f, 0x102));  // inside mov rbp,rsp
+  EXPECT_TRUE(c.FitsBoundary(f, 0x105));
+  EXPECT_TRUE(c.FitsBoundary(f, 0x11f));
+  EXPECT_FALSE(c.FitsBoundary(f, 0x120));
+}
+
+}  // namespace
+}  // namespace cg_inject

@@ -5,12 +5,12 @@
 // start address and augments it as an implicit binary search tree (the layout of Heng Li's
 // cgranges: node i sits at level = number of trailing 1-bits of i, and each node stores the
 // largest end in its subtree), so "which versions cover X" is O(log n + k) with no pointers and
-// one allocation. Instruction boundaries for LookupBest are decoded lazily, once per version.
+// one allocation. Which of several versions at one address ran there is VersionChooser's
+// question (src/resolve/), not the index's.
 #include <algorithm>
 #include <cassert>
 
 #include "cg_inject/symbols.h"
-#include "sources/instruction_boundaries.h"
 
 namespace cg_inject {
 
@@ -44,8 +44,6 @@ struct SymbolIndex::Tree {
   std::vector<Hot> hot;
   std::vector<Cold> cold;
   int max_level = -1;
-  // Lazily decoded instruction boundaries, by version index (mutable cache behind const queries).
-  mutable std::vector<std::unique_ptr<InstructionBoundaries>> boundaries;
 
   void Build();
   // Calls visit(version index) for every node containing `addr`, in start order.
@@ -188,8 +186,6 @@ void SymbolIndex::Finish() {
     }
   }
   tree_->Build();
-  tree_->boundaries.clear();
-  tree_->boundaries.resize(versions_.size());
 
   // Code reuse: count clusters of overlapping ranges that hold more than one function.
   reused_ranges_ = 0;
@@ -226,61 +222,6 @@ const CodeVersion* SymbolIndex::Lookup(uint64_t addr) const {
   int64_t latest = -1;
   tree_->Query(addr, [&](uint32_t version) { latest = std::max<int64_t>(latest, version); });
   return latest < 0 ? nullptr : &versions_[static_cast<size_t>(latest)];
-}
-
-const CodeVersion* SymbolIndex::LookupBest(uint64_t entry, std::span<const uint64_t> addrs,
-                                           bool* ambiguous) const {
-  if (ambiguous != nullptr) *ambiguous = false;
-  // Most addresses have one candidate, which is then the answer whatever its score: find that
-  // out without allocating.
-  int64_t only = -1;
-  int candidates = 0;
-  tree_->Query(entry, [&](uint32_t version) {
-    only = version;
-    ++candidates;
-  });
-  if (candidates == 0) return nullptr;
-  if (candidates == 1) return &versions_[static_cast<size_t>(only)];
-  std::vector<uint32_t> found;
-  tree_->Query(entry, [&](uint32_t version) { found.push_back(version); });
-  std::sort(found.begin(), found.end());
-  // Score each candidate by how many addresses contradict it: outside its range, or inside but
-  // in the middle of one of its instructions. Fewest contradictions wins; ties go to the latest.
-  std::vector<int64_t> misses(found.size(), 0);
-  int64_t best_misses = INT64_MAX;
-  for (size_t c = 0; c < found.size(); ++c) {
-    const CodeVersion& v = versions_[found[c]];
-    const InstructionBoundaries* boundaries = nullptr;
-    if (!v.code.empty() && v.source < sources_.size() && sources_[v.source].elf_machine != 0) {
-      std::unique_ptr<InstructionBoundaries>& slot = tree_->boundaries[found[c]];
-      if (!slot) {
-        std::string_view code = v.code;
-        code = code.substr(0, std::min<uint64_t>(code.size(), v.size));
-        code.remove_suffix(std::min<size_t>(code.size(), v.salted_code_tail));
-        slot = std::make_unique<InstructionBoundaries>(
-            DecodeInstructionBoundaries(code, sources_[v.source].elf_machine));
-      }
-      boundaries = slot.get();
-    }
-    for (uint64_t addr : addrs) {
-      if (!v.Contains(addr) ||
-          (boundaries != nullptr && boundaries->IsKnownMiddle(addr - v.start))) {
-        ++misses[c];
-      }
-    }
-    best_misses = std::min(best_misses, misses[c]);
-  }
-  const CodeVersion* best = nullptr;
-  for (size_t c = found.size(); c-- > 0;) {
-    if (misses[c] != best_misses) continue;
-    const CodeVersion* v = &versions_[found[c]];
-    if (best == nullptr) {
-      best = v;
-    } else if (v->raw_name != best->raw_name && ambiguous != nullptr) {
-      *ambiguous = true;
-    }
-  }
-  return best;
 }
 
 }  // namespace cg_inject

@@ -4,7 +4,6 @@
 #include <random>
 
 #include "cg_inject/symbols.h"
-#include "sources/instruction_boundaries.h"
 
 namespace cg_inject {
 namespace {
@@ -34,7 +33,6 @@ TEST(SymbolIndexTest, Empty) {
   index.Finish();
   EXPECT_EQ(index.Lookup(0), nullptr);
   EXPECT_TRUE(index.LookupAll(123).empty());
-  EXPECT_EQ(index.LookupBest(5, {}), nullptr);
   EXPECT_EQ(index.reused_ranges(), 0);
 }
 
@@ -154,107 +152,6 @@ TEST(SymbolIndexTest, LookupLine) {
   EXPECT_EQ(v.LookupLine(0x120), nullptr);
   v.lines = {{0x104, 9, 0, 0}};
   EXPECT_EQ(v.LookupLine(0x102), nullptr);  // before the first row
-}
-
-// x86-64: push rbp (1) ; mov rbp,rsp (3) ; ret (1)  -> starts at 0, 1, 4
-const std::string kPrologue("\x55\x48\x89\xe5\xc3", 5);
-// x86-64: nop x5 -> starts at 0..4
-const std::string kNops("\x90\x90\x90\x90\x90", 5);
-
-TEST(InstructionBoundariesTest, X86) {
-  InstructionBoundaries b = DecodeInstructionBoundaries(kPrologue, kElfMachineX86_64);
-  EXPECT_EQ(b.decoded_size, 5u);
-  EXPECT_FALSE(b.IsKnownMiddle(0));
-  EXPECT_FALSE(b.IsKnownMiddle(1));
-  EXPECT_TRUE(b.IsKnownMiddle(2));
-  EXPECT_TRUE(b.IsKnownMiddle(3));
-  EXPECT_FALSE(b.IsKnownMiddle(4));
-  EXPECT_FALSE(b.IsKnownMiddle(5));  // past the code: unknown, not contradicted
-}
-
-TEST(InstructionBoundariesTest, X86StopsAtUndecodableBytes) {
-  // mov rbp,rsp then 0x06 (push es, invalid in 64-bit mode): nothing is known from offset 3 on.
-  InstructionBoundaries b =
-      DecodeInstructionBoundaries(std::string("\x48\x89\xe5\x06\x90\x90", 6), kElfMachineX86_64);
-  EXPECT_EQ(b.decoded_size, 3u);
-  EXPECT_TRUE(b.IsKnownMiddle(1));
-  EXPECT_FALSE(b.IsKnownMiddle(4));
-}
-
-TEST(InstructionBoundariesTest, AArch64) {
-  // ret ; nop ; a data word
-  std::string code("\xc0\x03\x5f\xd6\x1f\x20\x03\xd5\xff\xff\xff\xff", 12);
-  InstructionBoundaries b = DecodeInstructionBoundaries(code, kElfMachineAArch64);
-  EXPECT_EQ(b.decoded_size, 12u);
-  EXPECT_FALSE(b.IsKnownMiddle(4));
-  EXPECT_FALSE(b.IsKnownMiddle(8));
-  EXPECT_TRUE(b.IsKnownMiddle(6));
-}
-
-TEST(InstructionBoundariesTest, UnknownMachineDecodesNothing) {
-  EXPECT_EQ(DecodeInstructionBoundaries(kNops, 3).decoded_size, 0u);
-}
-
-class LookupBestTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    map_ = index_.AddSource({"perf-1.map", "perf-map", "perf-1.map"});
-    SymbolSourceInfo dump{"jit-1.dump", "jitdump", "jit-1.dump"};
-    dump.elf_machine = kElfMachineX86_64;
-    dump_ = index_.AddSource(dump);
-  }
-  SymbolIndex index_;
-  uint32_t map_ = 0, dump_ = 0;
-};
-
-TEST_F(LookupBestTest, InstructionBoundariesPickTheVersion) {
-  index_.Add(Version(0x100, 5, "nops", dump_, kNops));
-  index_.Add(Version(0x100, 5, "prologue", dump_, kPrologue));
-  index_.Finish();
-  bool ambiguous = true;
-  // 0x102 is inside prologue's mov: only the nops fit, although prologue is newer.
-  uint64_t addrs[] = {0x100, 0x102};
-  EXPECT_EQ(index_.LookupBest(0x100, addrs, &ambiguous)->raw_name, "nops");
-  EXPECT_FALSE(ambiguous);
-  // Both fit 0x100 and 0x104: the latest wins, and the choice is ambiguous.
-  uint64_t both[] = {0x100, 0x101, 0x104};
-  EXPECT_EQ(index_.LookupBest(0x100, both, &ambiguous)->raw_name, "prologue");
-  EXPECT_TRUE(ambiguous);
-}
-
-TEST_F(LookupBestTest, RangesDecideWithoutCode) {
-  index_.Add(Version(0x100, 0x100, "long", map_));
-  index_.Add(Version(0x100, 0x10, "short", map_));
-  index_.Finish();
-  bool ambiguous = true;
-  uint64_t addrs[] = {0x100, 0x150};
-  EXPECT_EQ(index_.LookupBest(0x100, addrs, &ambiguous)->raw_name, "long");
-  EXPECT_FALSE(ambiguous);
-  EXPECT_EQ(index_.LookupBest(0x300, addrs), nullptr);
-}
-
-TEST_F(LookupBestTest, SameNameIsNotAmbiguous) {
-  index_.Add(Version(0x100, 0x10, "f", map_));
-  index_.Add(Version(0x100, 0x10, "f", map_));
-  index_.Finish();
-  bool ambiguous = true;
-  uint64_t addrs[] = {0x101};
-  EXPECT_EQ(index_.LookupBest(0x100, addrs, &ambiguous), &index_.versions()[1]);
-  EXPECT_FALSE(ambiguous);
-}
-
-TEST_F(LookupBestTest, SaltedTailIsNotDecoded) {
-  // CPython dumps end in 8 marker bytes; an address in them must not count against the version.
-  std::string code = kNops + std::string("\x0f\x0b\x48\x89\xe5\x90\x90\x90", 8);
-  CodeVersion python = Version(0x100, code.size(), "py::f:/a.py", dump_, code);
-  python.salted_code_tail = 8;
-  index_.Add(Version(0x100, code.size(), "other", map_));
-  index_.Add(std::move(python));
-  index_.Finish();
-  bool ambiguous = false;
-  uint64_t addrs[] = {0x100, 0x104, 0x108};  // 0x108 would be inside "mov rbp,rsp"
-  EXPECT_EQ(index_.LookupBest(0x100, addrs, &ambiguous)->raw_name, "py::f:/a.py");
-  EXPECT_TRUE(ambiguous);  // the perf-map version fits just as well
 }
 
 }  // namespace

@@ -1,0 +1,51 @@
+// Writes a benchmark profile and its JIT symbol sources (bench/profile_generator.h) to a directory:
+//
+//   gen_profile SIZE_MB DIR [SEED]
+//
+// creates DIR/callgrind.out.4242 (about SIZE_MB megabytes of 10^6 bytes), DIR/perf-4242.map and
+// DIR/jit-4242.dump, and prints what it wrote. The same SIZE_MB and SEED give the same bytes.
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "bench/profile_generator.h"
+#include "cg_inject/error.h"
+#include "cg_inject/io.h"
+
+namespace {
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  cg_inject::AtomicOutputFile out(path);
+  out.Write(bytes);
+  out.Commit();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3 || argc > 4) {
+    std::fprintf(stderr, "usage: gen_profile SIZE_MB DIR [SEED]\n");
+    return 2;
+  }
+  cg_inject::bench::GeneratorOptions options;
+  options.target_bytes = std::strtoull(argv[1], nullptr, 10) * 1000000;
+  if (argc == 4) options.seed = std::strtoull(argv[3], nullptr, 10);
+  const std::string dir = argv[2];
+  const std::string pid = std::to_string(options.pid);
+  try {
+    std::vector<cg_inject::bench::JitFunction> jit = cg_inject::bench::MakeJitFunctions(options);
+    WriteFile(dir + "/perf-" + pid + ".map", cg_inject::bench::MakePerfMap(jit));
+    WriteFile(dir + "/jit-" + pid + ".dump", cg_inject::bench::MakeJitdump(options, jit));
+    cg_inject::AtomicOutputFile profile(dir + "/callgrind.out." + pid);
+    uint64_t bytes = cg_inject::bench::WriteProfile(options, jit, &profile);
+    profile.Commit();
+    std::printf(
+        "%s/callgrind.out.%s: %.1f MB, %zu JIT functions of %" PRId64 " (seed %" PRIu64 ")\n",
+        dir.c_str(), pid.c_str(), double(bytes) / 1e6, jit.size(), options.functions, options.seed);
+  } catch (const cg_inject::InputError& e) {
+    std::fprintf(stderr, "gen_profile: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

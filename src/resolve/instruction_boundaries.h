@@ -1,0 +1,29 @@
+// Where instructions start in a piece of JIT code: the one decoder behind VersionChooser (and so
+// behind the command line, the tests, the benchmarks and the fuzzers). It tells which of several
+// code versions that lived at one address ran there: the right version has an instruction
+// starting at each profiled instruction address.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "cg_inject/inject.h"
+
+namespace cg_inject {
+
+inline constexpr uint32_t kElfMachineX86_64 = 62;
+inline constexpr uint32_t kElfMachineAArch64 = 183;
+
+/// The architecture of ELF machine `elf_machine` (a jitdump header's e_machine); kUnknown for
+/// 0 (not known) and for machines the decoder does not handle.
+CodeArch CodeArchOfElfMachine(uint32_t elf_machine);
+
+/// One flag per byte of `code`, 1 where an instruction starts. x86-64 is swept linearly with
+/// Capstone from offset 0; an undecodable byte (data in the code) is flagged and stepped over, and
+/// the sweep resynchronizes after it. AArch64 instructions are all 4 bytes, so every fourth offset
+/// starts one (literal-pool words included). For kUnknown, or when Capstone cannot be opened,
+/// every offset is flagged: nothing is contradicted.
+std::vector<uint8_t> DecodeInstructionStarts(std::string_view code, CodeArch arch);
+
+}  // namespace cg_inject
