@@ -3,7 +3,7 @@
 // digits in some versions) in the directory moar-jit.PID under its temporary directory, right
 // after that frame's perf-map line (MVM_JIT_PERF_MAP=1). Paired with the map, they are the code
 // bytes a jitdump would carry: the ELF images (src/elf/jit_image_plan.h) and instruction
-// boundaries (SymbolIndex::LookupBest) use them.
+// boundaries (resolve/version_chooser.h) use them.
 #pragma once
 
 #include <cstdint>
