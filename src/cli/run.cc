@@ -309,6 +309,7 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     }
     CallgrindReaderOptions reader_options;
     reader_options.diagnostics = &diagnostics;  // tolerates ids old Callgrinds never defined
+    reader_options.force = options.force;       // a cut-off profile is written, with a warning
     ReadCallgrind(*source, injector ? static_cast<ProfileSink&>(*injector) : *tail, reader_options);
     source.reset();  // ends the progress line before anything else is printed
     writer.Flush();
