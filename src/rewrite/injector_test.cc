@@ -1,6 +1,7 @@
 // One small hand-written profile per injection rule (include/cg_inject/inject.h). Each test feeds
 // text through the Injector into a RecordingSink and checks names, self costs, edges and the
 // invariants; when /usr/bin/callgrind_annotate exists, the rendered output is also read by it.
+#include "cg_inject/error.h"
 #include "cg_inject/inject.h"
 
 #include <gmock/gmock.h>
@@ -208,6 +209,45 @@ totals: 140
 }
 
 // Blocks that no source covers (stubs in ob=???, unknown JIT code) pass through as they were.
+// Two call sites into pieces of one JIT function merge into one edge; its count would pass 2^64
+// although no input sum does (the reader checks costs, not call counts): refused, not wrapped.
+TEST_F(InjectorTest, MergedCountsPast64BitsAreRefused) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.js", 10);
+  index_.Finish();
+  Injector injector(index_, nullptr, options_, &out_, &diagnostics_);
+  try {
+    FeedProfile(R"(positions: line
+events: Ir
+fl=main.c
+fn=main
+5 10
+cob=???
+cfi=???
+cfn=0x0000000000001000
+calls=9223372036854775808 0
+5 1
+cob=???
+cfi=???
+cfn=0x0000000000001010
+calls=9223372036854775808 0
+5 1
+ob=???
+fl=???
+fn=0x0000000000001000
+0 1
+fn=0x0000000000001010
+0 1
+)",
+                &injector);
+    ADD_FAILURE() << "no overflow";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "expected cost and count sums below 2^64, got an overflow merging the records of "
+              "one function (the profile's counts are too large to merge)");
+  }
+}
+
 TEST_F(InjectorTest, UncoveredBlocksPassThrough) {
   AddSource(kJit);
   Add(0x1000, 0x100, "f", "", 0);
