@@ -309,6 +309,8 @@ class Reader {
   std::string summary_;  // the part's last summary: value
   uint64_t summary_line_ = 0;
   bool has_summary_ = false, has_totals_ = false;
+  uint64_t totals_line_ = 0;
+  std::vector<uint64_t> sums_at_totals_;  // to notice records after totals:
 };
 
 void Reader::Run() {
@@ -342,6 +344,8 @@ void Reader::Disagree(bool fatal, uint64_t line_no, const std::string& what) {
 void Reader::HandleTotals(std::string_view value) {
   if (!in_body_) totals_.Reset(event_names_.size());  // a part without records sums to 0
   has_totals_ = true;
+  totals_line_ = lines_.line_no();
+  sums_at_totals_ = totals_.sums();
   const std::vector<uint64_t>& sums = totals_.sums();
   std::optional<std::vector<uint64_t>> given = ParseCostList(value, sums.size());
   if (given && *given == sums) {
@@ -360,6 +364,12 @@ void Reader::CheckPartEnd(std::string_view got) {
   if (has_summary_) summary = ParseCostList(summary_, sums.size());
   bool summary_ok = !has_summary_ || (summary && *summary == sums);
   std::string said = has_summary_ ? ", its summary: says " + Quote(summary_) : "";
+  if (has_totals_ && sums_at_totals_ != sums) {
+    Disagree(WrittenByCallgrind(), totals_line_,
+             "expected totals: to end the part, got records after it (the part's costs add up to " +
+                 FormatCostList(sums) + ")");
+    sink_.OnHeader("totals", FormatCostList(sums));
+  }
   if (!has_totals_ && WrittenByCallgrind()) {
     // Callgrind writes totals: last, so without it the file ends early: a killed process, a
     // full disk, a file still being written.
