@@ -1,6 +1,7 @@
 // Per-part cost sums for the reader's checks (see part_totals.h).
 #include "callgrind/part_totals.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace cg_inject {
@@ -8,16 +9,34 @@ namespace cg_inject {
 void PartTotals::Reset(size_t events) {
   events_ = events;
   sums_.assign(events, 0);
-  slots_.clear();
+  std::fill(slot_by_function_.begin(), slot_by_function_.end(), 0);
+  slot_owner_.clear();
+  other_slots_.clear();
   inclusive_.clear();
   current_ = SIZE_MAX;
 }
 
 void PartTotals::Function(uint32_t object, uint32_t file, uint32_t function) {
-  auto [it, inserted] =
-      slots_.try_emplace(Key{object, file, function}, static_cast<uint32_t>(slots_.size()));
-  if (inserted) inclusive_.resize(inclusive_.size() + events_, 0);
-  current_ = size_t{it->second} * events_;
+  if (function >= slot_by_function_.size()) slot_by_function_.resize(function + function / 2 + 16);
+  uint32_t& by_name = slot_by_function_[function];
+  uint32_t slot;
+  if (by_name == 0) {
+    slot = static_cast<uint32_t>(slot_owner_.size());
+    by_name = slot + 1;
+    slot_owner_.emplace_back(object, file);
+    inclusive_.resize(inclusive_.size() + events_, 0);
+  } else if (slot_owner_[by_name - 1] == std::pair(object, file)) {
+    slot = by_name - 1;
+  } else {
+    auto [it, inserted] = other_slots_.try_emplace(Key{object, file, function},
+                                                   static_cast<uint32_t>(slot_owner_.size()));
+    if (inserted) {
+      slot_owner_.emplace_back(object, file);
+      inclusive_.resize(inclusive_.size() + events_, 0);
+    }
+    slot = it->second;
+  }
+  current_ = size_t{slot} * events_;
 }
 
 bool PartTotals::AddCost(std::span<const uint64_t> costs, size_t* event, bool* inclusive) {

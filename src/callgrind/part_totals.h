@@ -47,8 +47,12 @@ class PartTotals {
   size_t events_ = 0;
   std::vector<uint64_t> sums_;
   // Inclusive sums live in one flat vector (events_ values per function), not one vector per
-  // function: a million functions then cost one allocation, not a million.
-  std::unordered_map<Key, uint32_t, KeyHash> slots_;
+  // function: a million functions then cost one allocation, not a million. A function is found
+  // by its name id first (ids are dense: the reader interns names), costing 16 bytes per
+  // function; only a name that recurs with another object or file goes to the hash map.
+  std::vector<uint32_t> slot_by_function_;                 // slot + 1, 0 = none yet
+  std::vector<std::pair<uint32_t, uint32_t>> slot_owner_;  // object, file of each slot
+  std::unordered_map<Key, uint32_t, KeyHash> other_slots_;
   std::vector<uint64_t> inclusive_;
   size_t current_ = SIZE_MAX;  // offset of the current function in inclusive_
 };
