@@ -50,6 +50,14 @@ for fuzzer in "$build_dir"/fuzz/*_fuzzer; do
     pipeline_seeds "$work"
     max_len=300000  # whole captures (200 KB of text) are the interesting seeds
   fi
+  # Every earlier finding first: each regression input must run clean.
+  if [[ -d $root/fuzz/regressions/$name ]]; then
+    "$fuzzer" "$root/fuzz/regressions/$name"/* >"$work/log" 2>&1 || {
+      tail -n 40 "$work/log"
+      echo "fuzz: $name fails a regression input (log above)" >&2
+      exit 1
+    }
+  fi
   echo "fuzz: $name for ${seconds}s"
   "$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=4096 \
     -artifact_prefix="$work/" "$work/corpus" "$work" >"$work/log" 2>&1 || {

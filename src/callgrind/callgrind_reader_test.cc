@@ -243,8 +243,9 @@ TEST(CallgrindReaderTest, HeaderOnlyPart) {
   EXPECT_EQ(Parse("version: 1\npart: 2\npositions: instr line\nevents: Ir Dr\nsummary: 0\n\n\n"
                   "totals: 0\n"),
             "part 0\nheader version=1\nheader part=2\nheader positions=instr line\n"
-            "header events=Ir Dr\nheader summary=0\nheader totals=0\nlayout instr line | Ir Dr\n"
-            "end\n");
+            "header events=Ir Dr\nheader summary=0\nlayout instr line | Ir Dr\n"
+            // totals: is delivered at the part's end, with what the part adds up to.
+            "header totals=0\nend\n");
 }
 
 TEST(CallgrindReaderTest, FiLeftOpenCarriesIntoTheNextFunction) {
@@ -447,7 +448,7 @@ TEST(CallgrindReaderTotalsTest, OtherWritersAndOldCallgrindsAreWarnedAbout) {
   // No creator: a wrong summary: is a warning and the part ends with the true one.
   EXPECT_EQ(ParseWarned("# callgrind format\nevents: Ir\nsummary: 5\nfn=f\n1 3\ntotals: 4\n"),
             "part 0\nheader events=Ir\nheader summary=5\nlayout line | Ir\nfn ||f\ncost 1 [] 3\n"
-            "header totals=3\nheader summary=3\nend\n"
+            "header summary=3\nheader totals=3\nend\n"
             "warning: t.cg:6: expected totals: equal to what the part's costs add up to (3), got "
             "'4'; the output says what the costs add up to\n"
             "warning: t.cg:3: expected summary: equal to what the part's costs add up to (3), got "
@@ -462,7 +463,7 @@ TEST(CallgrindReaderTotalsTest, OtherWritersAndOldCallgrindsAreWarnedAbout) {
   EXPECT_EQ(ParseWarned(text + "totals: 6 4\n"),
             "part 0\nheader version=1\nheader creator=callgrind-3.19.0\nheader pid=7\n"
             "header positions=line\nheader events=Ir Dr\nheader summary=10 4\nlayout line | Ir Dr\n"
-            "fn ||f\ncost 1 [] 6 4\nheader totals=6 4\nheader summary=6 4\nend\n"
+            "fn ||f\ncost 1 [] 6 4\nheader summary=6 4\nheader totals=6 4\nend\n"
             "warning: t.cg:7: expected summary: equal to what the part's costs add up to (6 4), "
             "got '10 4'; the output says what the costs add up to\n");
 }
