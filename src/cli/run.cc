@@ -315,13 +315,14 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* 
     if (progress) source = std::make_unique<ProgressSource>(std::move(source), env.err);
 
     *state = "while processing " + p.input;
-    OutputChain output(p.output, p.zstd);
+    // Looked for before this run creates its own temporary there.
     if (options.verbosity >= 2 || options.stats != StatsFormat::kNone) {
       for (const std::string& stale : FindStaleTemporaries(p.output)) {
         Say(env, options, 0,
             stale + ": a temporary output left by a killed cg-inject run (safe to remove)");
       }
     }
+    OutputChain output(p.output, p.zstd);
     CallgrindWriterOptions writer_options;
     writer_options.compress_names = options.compress_names;
     CallgrindWriter writer(output.sink(), writer_options);

@@ -68,6 +68,9 @@ echo partial >"$stale"
 expect_exit 0 "$CG_INJECT" --no-discover -v -i "$profile" -o "$scratch/again.out" &&
   { grep -qxF "cg-inject: $stale: a temporary output left by a killed cg-inject run (safe to remove)" "$scratch/err" ||
     fail "stale temporary not reported: $(cat "$scratch/err")"; }
+# Only that one: the run's own temporary is not stale.
+[[ $(grep -c "killed cg-inject run" "$scratch/err") == 1 ]] ||
+  fail "stale temporaries: expected exactly 1 line: $(cat "$scratch/err")"
 expect_exit 0 "$CG_INJECT" --no-discover -i "$profile" -o "$scratch/again.out" &&
   { ! grep -q "killed cg-inject run" "$scratch/err" || fail "stale temporary reported without -v"; }
 rm -f "$stale"
