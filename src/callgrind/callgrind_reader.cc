@@ -563,7 +563,10 @@ Name Reader::Intern(std::string_view text) {
     chunk_left_ = size;
   }
   if (!text.empty()) std::memcpy(chunk_free_, text.data(), text.size());
-  std::string_view stored(chunk_free_, text.size());
+  // An empty name still points at bytes: consumers memcpy from data() (null would be UB even
+  // for 0 bytes; found by callgrind_reader_fuzzer).
+  std::string_view stored =
+      text.empty() ? std::string_view("") : std::string_view(chunk_free_, text.size());
   chunk_free_ += text.size();
   chunk_left_ -= text.size();
   uint32_t id = static_cast<uint32_t>(name_ids_.size() + 1);
