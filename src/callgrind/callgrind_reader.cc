@@ -169,24 +169,29 @@ const char* const kSpaceNoun[] = {"object", "file", "function"};
 /// what has been defined go to a hash map so a hostile "(4000000000)" costs no memory.
 class IdTable {
  public:
-  const Name* Lookup(uint64_t id) const {
-    if (id < dense_.size()) return dense_[id].id != 0 ? &dense_[id] : nullptr;
+  /// A definition: the name and the part (0-based) that defined it.
+  struct Entry {
+    Name name;
+    int part = 0;
+  };
+  const Entry* Lookup(uint64_t id) const {
+    if (id < dense_.size()) return dense_[id].name.id != 0 ? &dense_[id] : nullptr;
     auto it = sparse_.find(id);
     return it == sparse_.end() ? nullptr : &it->second;
   }
-  void Define(uint64_t id, Name name) {
+  void Define(uint64_t id, Name name, int part) {
     if (id < dense_.size() || id < 2 * defined_ + 65536) {
       if (id >= dense_.size()) dense_.resize(id + id / 2 + 16);
-      dense_[id] = name;
+      dense_[id] = Entry{name, part};
     } else {
-      sparse_[id] = name;
+      sparse_[id] = Entry{name, part};
     }
     ++defined_;
   }
 
  private:
-  std::vector<Name> dense_;
-  std::unordered_map<uint64_t, Name> sparse_;
+  std::vector<Entry> dense_;
+  std::unordered_map<uint64_t, Entry> sparse_;
   uint64_t defined_ = 0;
 };
 
@@ -588,8 +593,8 @@ Name Reader::ParseName(NameSpace space, std::string_view value) {
   ++p;
   SkipBlanks(&p, end);
   if (p == end) {
-    const Name* name = ids_[space].Lookup(id);
-    if (name != nullptr) return *name;
+    const IdTable::Entry* entry = ids_[space].Lookup(id);
+    if (entry != nullptr) return entry->name;
     // callgrind-0.10.1 wrote references to object ids it never defined (gprof2dot's
     // selinux.callgrind); callgrind_annotate reads them as an empty name, and so do we, with a
     // counted warning. Strict mode refuses them.
@@ -603,15 +608,17 @@ Name Reader::ParseName(NameSpace space, std::string_view value) {
     return Intern("");
   }
   Name name = Intern(std::string_view(p, static_cast<size_t>(end - p)));
-  const Name* old = ids_[space].Lookup(id);
-  if (old != nullptr && old->id != name.id) {
-    // callgrind_annotate and KCachegrind both take the new name from here on; so do we.
+  const IdTable::Entry* old = ids_[space].Lookup(id);
+  // callgrind_annotate and KCachegrind both take the new name from here on; so do we. Within a
+  // part that is a slip; a later part may define ids afresh (KCachegrind forgets them at each
+  // part, and cg-inject's writer defines them anew per part).
+  if (old != nullptr && old->name.id != name.id && old->part == part_index_) {
     Warn("callgrind: name id redefined", std::string("expected ") + kSpaceNoun[space] + " id (" +
                                              std::to_string(id) + ") to keep its name " +
-                                             Quote(old->text) + ", got " + Quote(name.text) +
+                                             Quote(old->name.text) + ", got " + Quote(name.text) +
                                              " (the new name is used from here on)");
   }
-  ids_[space].Define(id, name);
+  ids_[space].Define(id, name, part_index_);
   return name;
 }
 

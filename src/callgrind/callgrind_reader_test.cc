@@ -490,6 +490,10 @@ TEST(CallgrindReaderWarningTest, RedefinedIdsRepeatedEventsAndUnknownPositions) 
             "replaces 'Ir')\n"
             "warning: t.cg:7: expected function id (1) to keep its name 'a', got 'b' (the new "
             "name is used from here on)\n");
+  // A later part may define ids afresh: no warning.
+  EXPECT_EQ(ParseWarned("# callgrind format\nevents: Ir\nfn=(1) a\n1 1\npart: 2\nfn=(1) b\n2 1\n"),
+            "part 0\nheader events=Ir\nlayout line | Ir\nfn ||a\ncost 1 [] 1\nend\npart 1\n"
+            "header part=2\nlayout line | Ir\nfn ||b\ncost 2 [] 1\nend\n");
 }
 
 TEST(CallgrindReaderErrorTest, ControlBytesAreEscaped) {
