@@ -33,7 +33,7 @@ std::vector<uint64_t> Padded(std::vector<uint64_t> values, size_t n) {
   return values;
 }
 
-std::string KeyText(const FunctionNameKey& key) {
+std::string KeyText(const FunctionKey& key) {
   return "ob=" + key.object + " fl=" + key.file + " fn=" + key.function;
 }
 
@@ -87,7 +87,7 @@ void AppendJsonNumbers(std::string* out, const std::vector<uint64_t>& values) {
   *out += ']';
 }
 
-void AppendJsonKey(std::string* out, const FunctionNameKey& key) {
+void AppendJsonKey(std::string* out, const FunctionKey& key) {
   *out += "{\"object\":";
   AppendJsonString(out, key.object);
   *out += ",\"file\":";
@@ -121,7 +121,7 @@ void ProfileSummary::MixPosition(const Position& pos) {
   for (int i = 0; i < part_->positions.count; ++i) MixNumber(pos.values[i]);
 }
 
-FunctionTotals& ProfileSummary::Totals(const FunctionNameKey& key) { return part_->functions[key]; }
+FunctionTotals& ProfileSummary::Totals(const FunctionKey& key) { return part_->functions[key]; }
 
 void ProfileSummary::OnPartBegin(int /*part_index*/) {
   parts_.emplace_back();
@@ -140,8 +140,8 @@ void ProfileSummary::OnLayout(const PartLayout& layout) {
 }
 
 void ProfileSummary::OnFunction(const FunctionContext& function) {
-  current_key_ = FunctionNameKey{std::string(function.object.text), std::string(function.file.text),
-                                 std::string(function.function.text)};
+  current_key_ = FunctionKey{std::string(function.object.text), std::string(function.file.text),
+                             std::string(function.function.text)};
   current_ = &Totals(current_key_);
   Mix("F");
   Mix(function.object.text);
@@ -163,8 +163,8 @@ void ProfileSummary::OnCost(const CostRecord& cost) {
 
 void ProfileSummary::OnCall(const CallRecord& call) {
   if (current_ == nullptr) current_ = &Totals(current_key_);
-  FunctionNameKey callee{std::string(call.target_object.text), std::string(call.target_file.text),
-                         std::string(call.target_function.text)};
+  FunctionKey callee{std::string(call.target_object.text), std::string(call.target_file.text),
+                     std::string(call.target_function.text)};
   AddTo(&current_->inclusive, call.inclusive);
   FunctionTotals& target = Totals(callee);  // std::map: current_ stays valid
   AddTo(&target.called_inclusive, call.inclusive);

@@ -14,13 +14,10 @@
 
 namespace cg_inject {
 
-/// A function as Callgrind identifies it: object (ob=), file (fl= at fn=), name (fn=). Not
-/// `FunctionKey`: that is the injector's id triple (rewrite/accounting.h), and two types of one
-/// name in one namespace broke the one-definition rule (the linker merged their std::tuple code;
-/// UBSan saw misaligned references in the pipeline fuzzer).
-struct FunctionNameKey {
+/// A function as Callgrind identifies it: object (ob=), file (fl= at fn=), name (fn=).
+struct FunctionKey {
   std::string object, file, function;
-  auto operator<=>(const FunctionNameKey&) const = default;
+  auto operator<=>(const FunctionKey&) const = default;
 };
 
 struct FunctionTotals {
@@ -47,8 +44,8 @@ struct PartSummary {
   std::vector<std::string> events;
   PositionLayout positions;
   std::vector<uint64_t> totals;  // sum of all cost lines (self cost)
-  std::map<FunctionNameKey, FunctionTotals> functions;
-  std::map<std::pair<FunctionNameKey, FunctionNameKey>, CallEdge> calls;
+  std::map<FunctionKey, FunctionTotals> functions;
+  std::map<std::pair<FunctionKey, FunctionKey>, CallEdge> calls;
   uint64_t cost_records = 0, call_records = 0, jump_records = 0;
   uint64_t jumps_followed = 0, jumps_executed = 0;
   /// FNV-1a over every record in order, positions and source files included.
@@ -78,11 +75,11 @@ class ProfileSummary : public ProfileSink {
   void Mix(std::string_view bytes);
   void MixNumber(uint64_t value);
   void MixPosition(const Position& pos);
-  FunctionTotals& Totals(const FunctionNameKey& key);
+  FunctionTotals& Totals(const FunctionKey& key);
 
   std::vector<PartSummary> parts_;
   PartSummary* part_ = nullptr;
-  FunctionNameKey current_key_;
+  FunctionKey current_key_;
   FunctionTotals* current_ = nullptr;
 };
 

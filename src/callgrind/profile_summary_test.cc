@@ -66,7 +66,7 @@ TEST(ProfileSummaryTest, RecursionCountsBothInclusiveViews) {
       "# callgrind format\nevents: Ir\nfn=A\n1 10\ncfn=A'2\ncalls=1 1\n1 90\n"
       "fn=A'2\n1 50\ncfn=A'2\ncalls=4 1\n1 40\n");
   const auto& fns = summary.parts()[0].functions;
-  const FunctionTotals& a2 = fns.at(FunctionNameKey{"", "", "A'2"});
+  const FunctionTotals& a2 = fns.at(FunctionKey{"", "", "A'2"});
   EXPECT_EQ(a2.self, std::vector<uint64_t>{50});
   EXPECT_EQ(a2.inclusive, std::vector<uint64_t>{90});
   EXPECT_EQ(a2.called_inclusive, std::vector<uint64_t>{130});

@@ -146,9 +146,9 @@ TEST_F(RunTest, DiscoveredPerfMapNamesBothSidesOfTheCall) {
   ASSERT_EQ(summary.parts().size(), 1u);
   const PartSummary& part = summary.parts()[0];
   EXPECT_EQ(part.totals, std::vector<uint64_t>{1111});
-  FunctionNameKey outer{"perf-4242.map", "/app/a.js", "outer"};
-  FunctionNameKey inner{"perf-4242.map", "/app/a.js", "inner"};
-  FunctionNameKey main_fn{"/usr/bin/jit", "main.c", "main"};
+  FunctionKey outer{"perf-4242.map", "/app/a.js", "outer"};
+  FunctionKey inner{"perf-4242.map", "/app/a.js", "inner"};
+  FunctionKey main_fn{"/usr/bin/jit", "main.c", "main"};
   ASSERT_TRUE(part.functions.count(outer)) << summary.ToText();
   EXPECT_EQ(part.functions.at(outer).self, std::vector<uint64_t>{900});
   EXPECT_EQ(part.functions.at(outer).inclusive, std::vector<uint64_t>{1000});
