@@ -16,6 +16,7 @@
 #include <ctime>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "callgrind/callgrind_reader.h"
@@ -208,10 +209,59 @@ void Run(uint64_t megabytes) {
   std::printf("  peak RSS so far: %ld KiB\n", PeakRssKb());
 }
 
+/// Memory on wide inputs (issue 12): `functions` distinct functions, each with one cost line and
+/// one call, read and written once; prints the peak RSS, which grows with the functions (names,
+/// compression ids, per-function sums), not with the lines. Run alone (`--wide`) so the peak is
+/// this case's.
+void RunWide(int64_t functions) {
+  char path_template[] = "/tmp/callgrind_perftest_wide.XXXXXX";
+  int fd = mkstemp(path_template);
+  if (fd < 0) {
+    std::perror("mkstemp");
+    std::exit(1);
+  }
+  std::string path = path_template;
+  {
+    std::string text =
+        "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npositions: line\n"
+        "events: Ir\nob=/usr/bin/app\nfl=src/app.c\n";
+    char line[160];
+    for (int64_t i = 0; i < functions; ++i) {
+      int n =
+          std::snprintf(line, sizeof line,
+                        "fn=function_number_%07lld\n%lld 1\ncfn=function_number_%07lld\n"
+                        "calls=1 1\n%lld 1\n",
+                        static_cast<long long>(i), static_cast<long long>(i + 1),
+                        static_cast<long long>((i + 1) % functions), static_cast<long long>(i + 1));
+      text.append(line, static_cast<size_t>(n));
+      if (text.size() > (1 << 20)) {
+        if (write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) std::exit(1);
+        text.clear();
+      }
+    }
+    text += "totals: " + std::to_string(functions) + "\n";
+    if (write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) std::exit(1);
+    close(fd);
+  }
+  auto in = OpenInput(path);
+  NullByteSink out;
+  CallgrindWriter writer(&out);
+  ReadCallgrind(*in, writer);
+  unlink(path.c_str());
+  std::printf(
+      "wide: %lld functions read+write, peak RSS %ld KiB (goal: 256 MB for 1M with the "
+      "injector)\n",
+      static_cast<long long>(functions), PeakRssKb());
+}
+
 }  // namespace
 }  // namespace cg_inject
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "--wide") {
+    cg_inject::RunWide(argc > 2 ? std::strtoll(argv[2], nullptr, 10) : 1000000);
+    return 0;
+  }
   uint64_t megabytes = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 200;
   if (megabytes < 4) megabytes = 4;
   cg_inject::Run(megabytes / 4);

@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGHUP, OnSignal);
   std::signal(SIGPIPE, SIG_IGN);  // a closed stdout becomes a write error with a message
+  // A file size limit (ulimit -f) becomes EFBIG, reported like ENOSPC, instead of a kill that
+  // would leave the temporary output behind.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   std::vector<std::string_view> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "record") {

@@ -6,6 +6,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <sys/types.h>
 
 namespace cg_inject {
 
@@ -45,9 +48,11 @@ std::string ReadAll(ByteSource& source);
 /// Reads a whole (small, binary) file into memory, e.g. a jitdump. Throws InputError.
 std::string ReadWholeFile(const std::string& path);
 
-/// Output written atomically: bytes go to a temporary file beside `path`, which is renamed over
-/// `path` by Commit(). Destroying an uncommitted file removes the temporary. "-" writes stdout
-/// directly (never removed). Not copyable.
+/// Output written atomically: bytes go to a temporary file `.NAME.cg-inject-tmp.XXXXXX` beside
+/// `path`, which is renamed over `path` by Commit(). Destroying an uncommitted file removes the
+/// temporary. A replaced file keeps its permission bits; a symlink is written through (its final
+/// target is replaced). A directory (or a name ending in '/') is refused by the constructor,
+/// before any work. "-" writes stdout directly (never removed). Not copyable.
 class AtomicOutputFile : public ByteSink {
  public:
   explicit AtomicOutputFile(std::string path);
@@ -61,13 +66,22 @@ class AtomicOutputFile : public ByteSink {
   void Commit();
 
  private:
+  static constexpr mode_t kNoMode = mode_t(-1);
   std::string path_;
+  std::string target_;  // path_ with symlinks followed: what rename() replaces
   std::string temp_path_;
+  mode_t keep_mode_ = kNoMode;  // the replaced file's permission bits
   int fd_ = -1;
   int pending_slot_ = -1;  // slot in the signal-time cleanup registry, -1 for none
   bool committed_ = false;
   std::string buffer_;
 };
+
+/// The temporary-name prefix for outputs to `path` (".NAME.cg-inject-tmp.").
+std::string TempPrefixFor(const std::string& path);
+
+/// Temporary files that a killed run (SIGKILL cannot be caught) left beside `path`, sorted.
+std::vector<std::string> FindStaleTemporaries(const std::string& path);
 
 /// A sink that keeps everything in memory (tests, fuzzers, in-memory round trips).
 class StringSink : public ByteSink {

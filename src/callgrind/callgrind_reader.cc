@@ -30,17 +30,26 @@
 //   reading of "-300" as a cost would invent numbers.
 // - Header lines after the body start a new part, except `totals:` and `summary:`, which close
 //   the current one.
+// - Every part's costs are summed with overflow checks (part_totals.h) and compared with its
+//   summary:/totals:; a part Callgrind wrote must end with totals: (see the reader options).
+// - A name id defined again with another name, a second events: line in one part, and a
+//   position name other than instr/line/bb are read (the last definition wins, an unknown
+//   column is kept opaque, as callgrind_annotate and KCachegrind do) with a located warning.
 #include "callgrind/callgrind_reader.h"
 
 #include <boost/spirit/home/x3.hpp>
 
-#include <deque>
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "callgrind/line_reader.h"
+#include "callgrind/part_totals.h"
 #include "cg_inject/diagnostics.h"
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
@@ -112,16 +121,21 @@ std::string_view TokenAt(const char* p, const char* end) {
   return std::string_view(p, static_cast<size_t>(q - p));
 }
 
-/// "'text'" for messages, shortened so a binary line does not flood the terminal.
+/// "'text'" for messages, shortened so a binary line does not flood the terminal, with control
+/// bytes escaped (\x1b, \x00) so garbage input cannot drive the terminal or cut the message.
 std::string Quote(std::string_view text) {
   constexpr size_t kMax = 60;
   std::string out = "'";
-  if (text.size() > kMax) {
-    out.append(text.substr(0, kMax));
-    out += "...";
-  } else {
-    out.append(text);
+  for (size_t i = 0; i < text.size() && i < kMax; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f || c == '\\') {
+      static const char kHex[] = "0123456789abcdef";
+      out += c == '\\' ? "\\\\" : std::string{'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+    } else {
+      out += static_cast<char>(c);
+    }
   }
+  if (text.size() > kMax) out += "...";
   out += '\'';
   return out;
 }
@@ -155,24 +169,29 @@ const char* const kSpaceNoun[] = {"object", "file", "function"};
 /// what has been defined go to a hash map so a hostile "(4000000000)" costs no memory.
 class IdTable {
  public:
-  const Name* Lookup(uint64_t id) const {
-    if (id < dense_.size()) return dense_[id].id != 0 ? &dense_[id] : nullptr;
+  /// A definition: the name and the part (0-based) that defined it.
+  struct Entry {
+    Name name;
+    int part = 0;
+  };
+  const Entry* Lookup(uint64_t id) const {
+    if (id < dense_.size()) return dense_[id].name.id != 0 ? &dense_[id] : nullptr;
     auto it = sparse_.find(id);
     return it == sparse_.end() ? nullptr : &it->second;
   }
-  void Define(uint64_t id, Name name) {
+  void Define(uint64_t id, Name name, int part) {
     if (id < dense_.size() || id < 2 * defined_ + 65536) {
       if (id >= dense_.size()) dense_.resize(id + id / 2 + 16);
-      dense_[id] = name;
+      dense_[id] = Entry{name, part};
     } else {
-      sparse_[id] = name;
+      sparse_[id] = Entry{name, part};
     }
     ++defined_;
   }
 
  private:
-  std::vector<Name> dense_;
-  std::unordered_map<uint64_t, Name> sparse_;
+  std::vector<Entry> dense_;
+  std::unordered_map<uint64_t, Entry> sparse_;
   uint64_t defined_ = 0;
 };
 
@@ -197,6 +216,36 @@ class Reader {
     Fail(what);
   }
 
+  /// A located warning of `kind` (nothing without diagnostics).
+  void Warn(std::string_view kind, std::string_view what) const {
+    if (options_.diagnostics == nullptr) return;
+    options_.diagnostics->Warn(
+        kind,
+        lines_.display_name() + ":" + std::to_string(lines_.line_no()) + ": " + std::string(what));
+  }
+  /// A disagreement with summary:/totals:: an error in a part Callgrind wrote (unless `force`),
+  /// a warning otherwise.
+  void Disagree(bool fatal, uint64_t line_no, const std::string& what);
+  /// `creator: callgrind-X.Y` with X.Y >= 3.10. Older ones are checked too, but only warned
+  /// about: the corpus holds Qt Creator's hand-edited test files that claim callgrind-3.6.0 and
+  /// end without totals:, and Callgrind 3.5 wrote `summary: 0` for client-request dumps. The
+  /// creator line, unlike the `# callgrind format` line any writer puts first, survives a
+  /// rewrite by cg-inject.
+  bool WrittenByCallgrind() const {
+    std::string_view v = creator_;
+    if (!v.starts_with("callgrind-")) return false;
+    v.remove_prefix(10);
+    unsigned major = 0, minor = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), major);
+    if (ec != std::errc() || p == v.data() + v.size() || *p != '.') return false;
+    ++p;
+    if (std::from_chars(p, v.data() + v.size(), minor).ec != std::errc()) return false;
+    return major > 3 || (major == 3 && minor >= 10);
+  }
+  void HandleTotals(std::string_view value);
+  /// Checks the part's sums at its end; `got` says what ended it ("end of file").
+  void CheckPartEnd(std::string_view got);
+
   /// Next line that is neither blank nor a comment; false at end of input.
   bool NextContentLine(std::string_view* line);
   void HandleLine(std::string_view line);
@@ -207,6 +256,7 @@ class Reader {
   void HandleCost(std::string_view line);
 
   void ParseEvents(std::string_view value);
+  std::string FormatEvents() const;
   void ParsePositions(std::string_view value);
   Name ParseName(NameSpace space, std::string_view value);
   Name Intern(std::string_view text);
@@ -225,16 +275,20 @@ class Reader {
   void RequireFunction(std::string_view line) {
     if (!has_function_) Expected("fn= before the first cost or call line", Quote(line));
   }
-  void StartNewPart();
-  void EndPart();
+  void StartNewPart(std::string_view got);
+  void EndPart(std::string_view got);
   void ResetPartState();
 
   LineReader lines_;
   ProfileSink& sink_;
   CallgrindReaderOptions options_;
 
-  // Names: interned once; Name::text views point into names_, whose strings never move.
-  std::deque<std::string> names_;
+  // Names: interned once into name_chunks_, blocks that never move, so Name::text views stay
+  // valid. One std::string per name cost an allocation and ~40 bytes more each: for 1M distinct
+  // functions (bench/callgrind_perftest --wide) read+write peaked at 270 MB, now 229 MB.
+  std::vector<std::unique_ptr<char[]>> name_chunks_;
+  char* chunk_free_ = nullptr;
+  size_t chunk_left_ = 0;
   std::unordered_map<std::string_view, uint32_t> name_ids_;
   IdTable ids_[3];
 
@@ -243,6 +297,7 @@ class Reader {
   bool in_body_ = false;
   bool saw_marker_ = false;
   bool saw_anything_ = false;
+  bool saw_events_ = false;  // an events: line in the current part's header
   PositionLayout positions_;
   std::vector<std::string> event_names_;
   std::vector<std::string_view> event_views_;
@@ -258,6 +313,16 @@ class Reader {
 
   // Scratch reused by every cost line so the hot path does not allocate.
   std::vector<uint64_t> costs_;
+
+  // summary:/totals: checks. creator_ persists across parts: Callgrind writes it once per file.
+  std::string creator_;
+  PartTotals totals_;
+  std::string summary_;  // the part's last summary: value
+  uint64_t summary_line_ = 0;
+  bool has_summary_ = false, has_totals_ = false;
+  uint64_t totals_line_ = 0;
+  std::vector<uint64_t> sums_at_totals_;  // to notice records after totals:
+  std::string totals_value_;
 };
 
 void Reader::Run() {
@@ -273,7 +338,71 @@ void Reader::Run() {
           "a Callgrind header (# callgrind format, version:, creator:, positions: or summary:)",
           "end of file");
   }
-  EndPart();
+  EndPart("end of file");
+}
+
+void Reader::Disagree(bool fatal, uint64_t line_no, const std::string& what) {
+  if (fatal && !options_.force) {
+    ThrowAtLine(lines_.display_name(), line_no,
+                what + " (the profile is cut off or was changed; --force writes it anyway)");
+  }
+  if (options_.diagnostics == nullptr) return;
+  options_.diagnostics->Warn(
+      "callgrind: costs disagree with summary:/totals:",
+      lines_.display_name() + ":" + std::to_string(line_no) + ": " + what +
+          (fatal ? "; written anyway (--force)" : "; the output says what the costs add up to"));
+}
+
+void Reader::HandleTotals(std::string_view value) {
+  if (!in_body_) totals_.Reset(event_names_.size());  // a part without records sums to 0
+  has_totals_ = true;
+  totals_line_ = lines_.line_no();
+  sums_at_totals_ = totals_.sums();
+  totals_value_.assign(value);
+  // Checked here, for the line number; delivered at the part's end with what the whole part
+  // adds up to (records after totals: would otherwise make the delivered one wrong).
+  const std::vector<uint64_t>& sums = totals_.sums();
+  std::optional<std::vector<uint64_t>> given = ParseCostList(value, sums.size());
+  if (given && *given == sums) return;
+  Disagree(WrittenByCallgrind(), lines_.line_no(),
+           "expected totals: equal to what the part's costs add up to (" + FormatCostList(sums) +
+               "), got " + Quote(value));
+}
+
+void Reader::CheckPartEnd(std::string_view got) {
+  const std::vector<uint64_t>& sums = totals_.sums();
+  std::optional<std::vector<uint64_t>> summary;
+  if (has_summary_) summary = ParseCostList(summary_, sums.size());
+  bool summary_ok = !has_summary_ || (summary && *summary == sums);
+  std::string said = has_summary_ ? ", its summary: says " + Quote(summary_) : "";
+  if (has_totals_ && sums_at_totals_ != sums) {
+    Disagree(WrittenByCallgrind(), totals_line_,
+             "expected totals: to end the part, got records after it (the part's costs add up to " +
+                 FormatCostList(sums) + ")");
+  }
+  if (!has_totals_ && WrittenByCallgrind()) {
+    // Callgrind writes totals: last, so without it the file ends early: a killed process, a
+    // full disk, a file still being written.
+    Disagree(true, lines_.line_no(),
+             "expected totals: at the end of part " + std::to_string(part_index_ + 1) +
+                 " (Callgrind writes it last), got " + std::string(got) +
+                 ": the profile is cut off; its costs add up to " + FormatCostList(sums) + said);
+  } else if (!summary_ok) {
+    // In a part that ends with the right totals:, a wrong summary: is Callgrind's own slip
+    // (3.5 wrote 0 for client-request dumps) or an edit, not lost data: a warning.
+    Disagree(false, summary_line_,
+             "expected summary: equal to what the part's costs add up to (" + FormatCostList(sums) +
+                 "), got " + Quote(summary_));
+  }
+  if (!summary_ok) sink_.OnHeader("summary", FormatCostList(sums));
+  // The file's own text when it is true; otherwise (or when a Callgrind part was forced through
+  // without one, so that it ends the way Callgrind ends a part) the true sums.
+  if (has_totals_) {
+    std::optional<std::vector<uint64_t>> given = ParseCostList(totals_value_, sums.size());
+    sink_.OnHeader("totals", given && *given == sums ? totals_value_ : FormatCostList(sums));
+  } else if (WrittenByCallgrind()) {
+    sink_.OnHeader("totals", FormatCostList(sums));
+  }
 }
 
 bool Reader::NextContentLine(std::string_view* line) {
@@ -332,14 +461,30 @@ void Reader::HandleLine(std::string_view line) {
 
 void Reader::HandleHeader(std::string_view key, std::string_view value) {
   if (in_body_) {
-    if (key == "totals" || key == "summary") {
+    if (key == "totals") {
+      HandleTotals(value);
+      return;
+    }
+    if (key == "summary") {
+      summary_.assign(value);
+      summary_line_ = lines_.line_no();
+      has_summary_ = true;
       sink_.OnHeader(key, value);
       return;
     }
-    StartNewPart();
+    StartNewPart("the next part's " + std::string(key) + ": line");
   }
   if (key == "events") {
+    if (saw_events_) {
+      Warn("callgrind: events: repeated", "expected one events: line per part, got a second one (" +
+                                              Quote(value) + " replaces " + Quote(FormatEvents()) +
+                                              ")");
+    }
+    saw_events_ = true;
     ParseEvents(value);
+  } else if (key == "totals") {
+    HandleTotals(value);
+    return;
   } else if (key == "positions") {
     ParsePositions(value);
     saw_marker_ = true;
@@ -354,8 +499,20 @@ void Reader::HandleHeader(std::string_view key, std::string_view value) {
              key == "event" || key == "summary") {
     // Cachegrind writes only desc:, cmd:, events: before its data and summary: after it.
     saw_marker_ = true;
+    if (key == "creator") creator_.assign(value);
+    if (key == "summary") {
+      summary_.assign(value);
+      summary_line_ = lines_.line_no();
+      has_summary_ = true;
+    }
   }
   sink_.OnHeader(key, value);
+}
+
+std::string Reader::FormatEvents() const {
+  std::string out;
+  for (const std::string& e : event_names_) out += (out.empty() ? "" : " ") + e;
+  return out;
 }
 
 void Reader::ParseEvents(std::string_view value) {
@@ -390,6 +547,11 @@ void Reader::ParsePositions(std::string_view value) {
                         : name == "instr" ? PositionKind::kInstr
                         : name == "bb"    ? PositionKind::kBb
                                           : PositionKind::kOther;
+    if (kind == PositionKind::kOther) {
+      Warn("callgrind: unknown position name", "expected position names instr, line or bb, got " +
+                                                   Quote(name) +
+                                                   " (its column is carried through unchanged)");
+    }
     layout.kinds[layout.count++] = kind;
   }
   if (layout.count == 0) Expected("a position name (instr, bb, line) after positions:", "none");
@@ -399,9 +561,21 @@ void Reader::ParsePositions(std::string_view value) {
 Name Reader::Intern(std::string_view text) {
   auto it = name_ids_.find(text);
   if (it != name_ids_.end()) return Name{it->second, it->first};
-  const std::string& stored = names_.emplace_back(text);
-  uint32_t id = static_cast<uint32_t>(names_.size());
-  name_ids_.emplace(std::string_view(stored), id);
+  if (text.size() > chunk_left_) {
+    size_t size = std::max(text.size(), size_t{256} << 10);
+    name_chunks_.push_back(std::make_unique<char[]>(size));
+    chunk_free_ = name_chunks_.back().get();
+    chunk_left_ = size;
+  }
+  if (!text.empty()) std::memcpy(chunk_free_, text.data(), text.size());
+  // An empty name still points at bytes: consumers memcpy from data() (null would be UB even
+  // for 0 bytes; found by callgrind_reader_fuzzer).
+  std::string_view stored =
+      text.empty() ? std::string_view("") : std::string_view(chunk_free_, text.size());
+  chunk_free_ += text.size();
+  chunk_left_ -= text.size();
+  uint32_t id = static_cast<uint32_t>(name_ids_.size() + 1);
+  name_ids_.emplace(stored, id);
   return Name{id, stored};
 }
 
@@ -419,8 +593,8 @@ Name Reader::ParseName(NameSpace space, std::string_view value) {
   ++p;
   SkipBlanks(&p, end);
   if (p == end) {
-    const Name* name = ids_[space].Lookup(id);
-    if (name != nullptr) return *name;
+    const IdTable::Entry* entry = ids_[space].Lookup(id);
+    if (entry != nullptr) return entry->name;
     // callgrind-0.10.1 wrote references to object ids it never defined (gprof2dot's
     // selinux.callgrind); callgrind_annotate reads them as an empty name, and so do we, with a
     // counted warning. Strict mode refuses them.
@@ -434,7 +608,17 @@ Name Reader::ParseName(NameSpace space, std::string_view value) {
     return Intern("");
   }
   Name name = Intern(std::string_view(p, static_cast<size_t>(end - p)));
-  ids_[space].Define(id, name);
+  const IdTable::Entry* old = ids_[space].Lookup(id);
+  // callgrind_annotate and KCachegrind both take the new name from here on; so do we. Within a
+  // part that is a slip; a later part may define ids afresh (KCachegrind forgets them at each
+  // part, and cg-inject's writer defines them anew per part).
+  if (old != nullptr && old->name.id != name.id && old->part == part_index_) {
+    Warn("callgrind: name id redefined", std::string("expected ") + kSpaceNoun[space] + " id (" +
+                                             std::to_string(id) + ") to keep its name " +
+                                             Quote(old->name.text) + ", got " + Quote(name.text) +
+                                             " (the new name is used from here on)");
+  }
+  ids_[space].Define(id, name, part_index_);
   return name;
 }
 
@@ -448,6 +632,7 @@ void Reader::EnterBody(std::string_view line) {
   }
   if (event_names_.empty()) Expected("an events: header line before the first record", Quote(line));
   in_body_ = true;
+  totals_.Reset(event_names_.size());
   sink_.OnLayout(PartLayout{positions_, event_views_});
 }
 
@@ -471,6 +656,7 @@ void Reader::HandleKeyLine(Key key, std::string_view line, std::string_view valu
       has_function_ = true;
       has_call_object_ = has_call_file_ = has_call_function_ = false;
       has_jump_file_ = has_jump_function_ = false;
+      totals_.Function(object_.id, file_.id, function_.id);
       sink_.OnFunction(FunctionContext{object_, file_, function_});
       return;
     case Key::kCob:
@@ -573,6 +759,16 @@ void Reader::HandleCost(std::string_view line) {
   CostRecord record;
   ReadPositions(&p, end, &record.position, "a cost line");
   ReadCosts(p, end);
+  size_t event = 0;
+  bool inclusive = false;
+  if (!totals_.AddCost(costs_, &event, &inclusive)) {
+    Expected("costs whose sums stay below 2^64",
+             Quote(line) + ", which takes " +
+                 (inclusive
+                      ? "the inclusive " + event_names_[event] + " cost of " + Quote(function_.text)
+                      : "the part's " + event_names_[event] + " total") +
+                 " past it");
+  }
   last_ = record.position;
   record.source_file = source_file_;
   record.costs = costs_;
@@ -631,6 +827,12 @@ void Reader::HandleCalls(std::string_view line, std::string_view value) {
   ReadFollowingLine("calls=", &call.source, true);
   call.source_file = source_file_;
   call.inclusive = costs_;
+  size_t event = 0;
+  if (!totals_.AddCall(costs_, &event)) {
+    Expected("call costs whose sums stay below 2^64", "a call that takes the inclusive " +
+                                                          event_names_[event] + " cost of " +
+                                                          Quote(function_.text) + " past it");
+  }
   has_call_object_ = has_call_file_ = has_call_function_ = false;
   sink_.OnCall(call);
 }
@@ -679,6 +881,8 @@ void Reader::HandleJump(Key key, std::string_view line, std::string_view value) 
 
 void Reader::ResetPartState() {
   in_body_ = false;
+  saw_events_ = false;
+  has_summary_ = has_totals_ = false;
   object_ = file_ = source_file_ = function_ = Name{};
   has_function_ = false;
   has_call_object_ = has_call_file_ = has_call_function_ = false;
@@ -686,13 +890,17 @@ void Reader::ResetPartState() {
   last_ = Position{};
 }
 
-void Reader::EndPart() {
-  if (!in_body_ && !event_names_.empty()) sink_.OnLayout(PartLayout{positions_, event_views_});
+void Reader::EndPart(std::string_view got) {
+  if (!in_body_ && !event_names_.empty()) {
+    totals_.Reset(event_names_.size());
+    sink_.OnLayout(PartLayout{positions_, event_views_});
+  }
+  CheckPartEnd(got);
   sink_.OnPartEnd();
 }
 
-void Reader::StartNewPart() {
-  EndPart();
+void Reader::StartNewPart(std::string_view got) {
+  EndPart(got);
   ResetPartState();
   sink_.OnPartBegin(++part_index_);
 }

@@ -17,13 +17,24 @@ struct CallgrindReaderOptions {
   /// diagnostics, or with strict_ids, it is an error.
   Diagnostics* diagnostics = nullptr;
   bool strict_ids = false;
+  /// Every part's costs are summed and compared with its `summary:` and `totals:` lines. In a
+  /// part Callgrind 3.10 or later wrote (`creator: callgrind-3.19.0`), a missing `totals:` (the
+  /// file is cut off) or a `totals:` the costs do not add up to is an error; `force` makes it a
+  /// warning and adds the missing `totals:`. Any other disagreement is a warning (older
+  /// Callgrinds wrote `summary: 0` for client-request dumps; other writers; hand-edited files).
+  /// Whatever the file said, the records carry the true values: a `totals:` header is delivered
+  /// with what the costs add up to, and a wrong `summary:` gets a corrected `summary:` after the
+  /// body (readers take the last one). Without diagnostics, warnings are not reported.
+  bool force = false;
 };
 
 /// Reads a whole Callgrind profile (valgrind callgrind/docs/cl-format.xml, plus the forms
 /// Callgrind really writes) from `in` and pushes it into `sink` as records whose names,
 /// positions and call targets are fully resolved (see profile.h). Memory grows with the number
-/// of distinct names, not with the file size. Throws InputError "PATH:LINE: expected X, got Y"
-/// on malformed input; the sink may have received part of the profile by then.
+/// of distinct names and functions, not with the file size. Throws InputError "PATH:LINE:
+/// expected X, got Y" on malformed input, on a cost sum past 2^64 (a part's total or a
+/// function's inclusive cost) and on a cut-off profile (see `force`); the sink may have received
+/// part of the profile by then.
 void ReadCallgrind(ByteSource& in, ProfileSink& sink, const CallgrindReaderOptions& options = {});
 
 }  // namespace cg_inject

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cg_inject/diagnostics.h"
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
 #include "cg_inject/profile.h"
@@ -147,10 +148,10 @@ TEST(CallgrindReaderTest, SubpositionCompressionInEveryColumn) {
 
 TEST(CallgrindReaderTest, ShortCostLinesArePaddedAndCostsAre64Bit) {
   EXPECT_EQ(Parse("# callgrind format\nevents: A B C\nfn=f\n1 18446744073709551615 0x10\n2\n"
-                  "3 1 2 3   \n4\t5\t6\n"),
+                  "3 0 2 3   \n4\t0\t6\n"),
             "part 0\nheader events=A B C\nlayout line | A B C\nfn ||f\n"
-            "cost 1 [] 18446744073709551615 16 0\ncost 2 [] 0 0 0\ncost 3 [] 1 2 3\n"
-            "cost 4 [] 5 6 0\nend\n");
+            "cost 1 [] 18446744073709551615 16 0\ncost 2 [] 0 0 0\ncost 3 [] 0 2 3\n"
+            "cost 4 [] 0 6 0\nend\n");
 }
 
 TEST(CallgrindReaderTest, NameCompressionSharesIdsPerSpace) {
@@ -242,8 +243,9 @@ TEST(CallgrindReaderTest, HeaderOnlyPart) {
   EXPECT_EQ(Parse("version: 1\npart: 2\npositions: instr line\nevents: Ir Dr\nsummary: 0\n\n\n"
                   "totals: 0\n"),
             "part 0\nheader version=1\nheader part=2\nheader positions=instr line\n"
-            "header events=Ir Dr\nheader summary=0\nheader totals=0\nlayout instr line | Ir Dr\n"
-            "end\n");
+            "header events=Ir Dr\nheader summary=0\nlayout instr line | Ir Dr\n"
+            // totals: is delivered at the part's end, with what the part adds up to.
+            "header totals=0\nend\n");
 }
 
 TEST(CallgrindReaderTest, FiLeftOpenCarriesIntoTheNextFunction) {
@@ -261,7 +263,9 @@ TEST(CallgrindReaderTest, LsprofcalltreeStyle) {
                   "fi=~\nfn=main\n0 1\ncfi=~\ncfn=<built-in method x>\ncalls=1 0\n0  7\n"),
             "part 0\nheader events=Ticks\nheader summary=9\nlayout line | Ticks\n"
             "fn |~|<built-in method x>\ncost 0 [~] 586773\nfn |~|main\ncost 0 [~] 1\n"
-            "call 1 -> |~|<built-in method x> @0 from 0 [~] 7\nend\n");
+            "call 1 -> |~|<built-in method x> @0 from 0 [~] 7\n"
+            // summary: 9 is not what the costs add up to: the part ends with the true one.
+            "header summary=586774\nend\n");
 }
 
 TEST(CallgrindReaderTest, EmptyCflIsAnEmptyName) {
@@ -372,6 +376,130 @@ TEST(CallgrindReaderErrorTest, SpeedscopeRelativeCostsAreRefused) {
   EXPECT_EQ(ErrorOf("# callgrind format\nevents: Instructions\nfl=file1.c\nfn=main\n16 20\n"
                     "cfn=func2\ncalls=3 20\n* *\n"),
             "t.cg:8: expected a cost (a decimal or 0x hex number), got '*'");
+}
+
+// --- summary:/totals:, overflow and tolerated oddities ---------------------------------------
+
+constexpr std::string_view kValgrindHead =
+    "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npid: 7\npositions: line\n"
+    "events: Ir Dr\nsummary: 10 4\nfn=f\n1 6 4\n";
+
+/// Parses with diagnostics; returns the records plus "warning: ..." lines.
+std::string ParseWarned(std::string_view text, bool force = false) {
+  auto in = OpenMemoryInput(text, "t.cg");
+  RecordingSink sink;
+  Diagnostics diagnostics;
+  ReadCallgrind(*in, sink, {.diagnostics = &diagnostics, .force = force});
+  std::string warnings;
+  diagnostics.AppendSummary(&warnings);
+  return sink.text + warnings;
+}
+
+std::string WarnedErrorOf(std::string_view text) {
+  try {
+    return ParseWarned(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+}
+
+TEST(CallgrindReaderTotalsTest, CompleteValgrindPartPasses) {
+  std::string text(kValgrindHead);
+  EXPECT_EQ(ParseWarned(text + "fn=g\n2 4\ntotals: 10 4\n"),
+            "part 0\nheader version=1\nheader creator=callgrind-3.19.0\nheader pid=7\n"
+            "header positions=line\nheader events=Ir Dr\nheader summary=10 4\nlayout line | Ir Dr\n"
+            "fn ||f\ncost 1 [] 6 4\nfn ||g\ncost 2 [] 4 0\nheader totals=10 4\nend\n");
+}
+
+TEST(CallgrindReaderTotalsTest, CutOffValgrindProfileIsAnError) {
+  std::string text(kValgrindHead);
+  // Cut at a line boundary: no totals:.
+  EXPECT_EQ(WarnedErrorOf(text),
+            "t.cg:9: expected totals: at the end of part 1 (Callgrind writes it last), got end "
+            "of file: the profile is cut off; its costs add up to 6 4, its summary: says '10 4' "
+            "(the profile is cut off or was changed; --force writes it anyway)");
+  // Cut mid-line: "2 4" became "2"; the totals: line itself lost its last digit.
+  EXPECT_EQ(WarnedErrorOf(text + "fn=g\n2\ntotals: 10 4\n"),
+            "t.cg:12: expected totals: equal to what the part's costs add up to (6 4), got '10 4' "
+            "(the profile is cut off or was changed; --force writes it anyway)");
+  EXPECT_EQ(WarnedErrorOf(text + "fn=g\n2 4\ntotals: 1"),
+            "t.cg:12: expected totals: equal to what the part's costs add up to (10 4), got '1' "
+            "(the profile is cut off or was changed; --force writes it anyway)");
+  // The next part's header ends a part too.
+  EXPECT_EQ(WarnedErrorOf(text + "part: 2\nfn=g\n2 4\ntotals: 4 0\n"),
+            "t.cg:10: expected totals: at the end of part 1 (Callgrind writes it last), got the "
+            "next part's part: line: the profile is cut off; its costs add up to 6 4, its "
+            "summary: says '10 4' (the profile is cut off or was changed; --force writes it "
+            "anyway)");
+}
+
+TEST(CallgrindReaderTotalsTest, ForceWritesTheTrueSumsWithAWarning) {
+  std::string text(kValgrindHead);
+  EXPECT_EQ(ParseWarned(text, /*force=*/true),
+            "part 0\nheader version=1\nheader creator=callgrind-3.19.0\nheader pid=7\n"
+            "header positions=line\nheader events=Ir Dr\nheader summary=10 4\nlayout line | Ir Dr\n"
+            "fn ||f\ncost 1 [] 6 4\nheader summary=6 4\nheader totals=6 4\nend\n"
+            "warning: t.cg:9: expected totals: at the end of part 1 (Callgrind writes it last), "
+            "got end of file: the profile is cut off; its costs add up to 6 4, its summary: says "
+            "'10 4'; written anyway (--force)\n");
+}
+
+TEST(CallgrindReaderTotalsTest, OtherWritersAndOldCallgrindsAreWarnedAbout) {
+  // No creator: a wrong summary: is a warning and the part ends with the true one.
+  EXPECT_EQ(ParseWarned("# callgrind format\nevents: Ir\nsummary: 5\nfn=f\n1 3\ntotals: 4\n"),
+            "part 0\nheader events=Ir\nheader summary=5\nlayout line | Ir\nfn ||f\ncost 1 [] 3\n"
+            "header summary=3\nheader totals=3\nend\n"
+            "warning: t.cg:6: expected totals: equal to what the part's costs add up to (3), got "
+            "'4'; the output says what the costs add up to\n"
+            "warning: t.cg:3: expected summary: equal to what the part's costs add up to (3), got "
+            "'5'; the output says what the costs add up to\n");
+  // Callgrind before 3.10 (and files that claim to be it) need no totals:.
+  EXPECT_EQ(ParseWarned("version: 1\ncreator: callgrind-3.6.0.SVN-Debian\nevents: Ir\n"
+                        "summary: 3\nfn=f\n1 3\n"),
+            "part 0\nheader version=1\nheader creator=callgrind-3.6.0.SVN-Debian\n"
+            "header events=Ir\nheader summary=3\nlayout line | Ir\nfn ||f\ncost 1 [] 3\nend\n");
+  // A complete Valgrind part (right totals:) whose summary: is off: a warning, not an error.
+  std::string text(kValgrindHead);
+  EXPECT_EQ(ParseWarned(text + "totals: 6 4\n"),
+            "part 0\nheader version=1\nheader creator=callgrind-3.19.0\nheader pid=7\n"
+            "header positions=line\nheader events=Ir Dr\nheader summary=10 4\nlayout line | Ir Dr\n"
+            "fn ||f\ncost 1 [] 6 4\nheader summary=6 4\nheader totals=6 4\nend\n"
+            "warning: t.cg:7: expected summary: equal to what the part's costs add up to (6 4), "
+            "got '10 4'; the output says what the costs add up to\n");
+}
+
+TEST(CallgrindReaderTotalsTest, SumsPast64BitsAreRefused) {
+  std::string head(kHead);
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 18446744073709551615\nfn=g\n2 1\n"),
+            "t.cg:6: expected costs whose sums stay below 2^64, got '2 1', which takes the "
+            "part's Ir total past it");
+  // A function's inclusive cost (self + calls) wraps although the part total does not.
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 1\ncfn=g\ncalls=1 1\n1 18446744073709551615\n"),
+            "t.cg:7: expected call costs whose sums stay below 2^64, got a call that takes the "
+            "inclusive Ir cost of 'f' past it");
+}
+
+TEST(CallgrindReaderWarningTest, RedefinedIdsRepeatedEventsAndUnknownPositions) {
+  EXPECT_EQ(ParseWarned("# callgrind format\npositions: line bogus\nevents: Ir\nevents: Dr\n"
+                        "fn=(1) a\n1 0 1\nfn=(1) b\n2 0 1\n"),
+            "part 0\nheader positions=line bogus\nheader events=Ir\nheader events=Dr\n"
+            "layout line other | Dr\nfn ||a\ncost 1,0 [] 1\nfn ||b\ncost 2,0 [] 1\nend\n"
+            "warning: t.cg:2: expected position names instr, line or bb, got 'bogus' (its "
+            "column is carried through unchanged)\n"
+            "warning: t.cg:4: expected one events: line per part, got a second one ('Dr' "
+            "replaces 'Ir')\n"
+            "warning: t.cg:7: expected function id (1) to keep its name 'a', got 'b' (the new "
+            "name is used from here on)\n");
+  // A later part may define ids afresh: no warning.
+  EXPECT_EQ(ParseWarned("# callgrind format\nevents: Ir\nfn=(1) a\n1 1\npart: 2\nfn=(1) b\n2 1\n"),
+            "part 0\nheader events=Ir\nlayout line | Ir\nfn ||a\ncost 1 [] 1\nend\npart 1\n"
+            "header part=2\nlayout line | Ir\nfn ||b\ncost 2 [] 1\nend\n");
+}
+
+TEST(CallgrindReaderErrorTest, ControlBytesAreEscaped) {
+  constexpr char kText[] = "# callgrind format\nevents: Ir\nfn=f\n1 \x1b[2J\0x\\\n";
+  EXPECT_EQ(ErrorOf(std::string(kText, sizeof kText - 1)),
+            "t.cg:4: expected a cost (a decimal or 0x hex number), got '\\x1b[2J\\x00x\\\\'");
 }
 
 }  // namespace

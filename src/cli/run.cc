@@ -75,7 +75,7 @@ class DirectFileSink : public ByteSink {
  public:
   explicit DirectFileSink(std::string path) : path_(std::move(path)) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd_ < 0) ThrowSystemError("cannot open", path_, errno);
+    if (fd_ < 0) ThrowSystemError("open", path_, errno);
   }
   ~DirectFileSink() override {
     if (fd_ >= 0) ::close(fd_);
@@ -87,7 +87,7 @@ class DirectFileSink : public ByteSink {
       ssize_t n = ::write(fd_, bytes.data(), bytes.size());
       if (n < 0) {
         if (errno == EINTR) continue;
-        ThrowSystemError("cannot write", path_, errno);
+        ThrowSystemError("write", path_, errno);
       }
       bytes.remove_prefix(size_t(n));
     }
@@ -95,7 +95,7 @@ class DirectFileSink : public ByteSink {
   void Finish() override {
     int fd = fd_;
     fd_ = -1;
-    if (::close(fd) != 0) ThrowSystemError("cannot close", path_, errno);
+    if (::close(fd) != 0) ThrowSystemError("close", path_, errno);
   }
 
  private:
@@ -251,7 +251,25 @@ void CheckTerminals(const CliOptions& options, const RunEnvironment& env,
   }
 }
 
-ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
+/// Writes "cg-inject: MESSAGE\n" with control bytes escaped: messages quote input, and a NUL
+/// must not cut one short nor an ESC reach the terminal.
+void PrintMessage(std::FILE* err, std::string_view message) {
+  std::string out = "cg-inject: ";
+  for (char ch : message) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+    } else {
+      out += ch;
+    }
+  }
+  out += '\n';
+  std::fwrite(out.data(), 1, out.size(), err);
+}
+
+/// `state` says what the run is doing, for messages that carry no location (out of memory).
+ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* state) {
   std::vector<PlannedOutput> plan = PlanOutputs(options);
   CheckTerminals(options, env, plan);
 
@@ -276,6 +294,7 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
 
   Diagnostics diagnostics;
   SymbolIndex index;
+  *state = "while loading the symbol sources";
   std::vector<SourceSpec> specs = CollectSources(options, env, pids);
   std::vector<LoadedSource> loaded = LoadSymbolSources(specs, &index, &diagnostics);
   for (const LoadedSource& s : loaded) {
@@ -317,6 +336,14 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     bool progress = options.progress.value_or(env.stderr_is_terminal) && options.verbosity > 0;
     if (progress) source = std::make_unique<ProgressSource>(std::move(source), env.err);
 
+    *state = "while processing " + p.input;
+    // Looked for before this run creates its own temporary there.
+    if (options.verbosity >= 2 || options.stats != StatsFormat::kNone) {
+      for (const std::string& stale : FindStaleTemporaries(p.output)) {
+        Say(env, options, 0,
+            stale + ": a temporary output left by a killed cg-inject run (safe to remove)");
+      }
+    }
     OutputChain output(p.output, p.zstd);
     CallgrindWriterOptions writer_options;
     writer_options.compress_names = options.compress_names;
@@ -334,6 +361,7 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env) {
     }
     CallgrindReaderOptions reader_options;
     reader_options.diagnostics = &diagnostics;  // tolerates ids old Callgrinds never defined
+    reader_options.force = options.force;       // a cut-off profile is written, with a warning
     ReadCallgrind(*source, injector ? static_cast<ProfileSink&>(*injector) : *tail, reader_options);
     source.reset();  // ends the progress line before anything else is printed
     writer.Flush();
@@ -403,16 +431,17 @@ RunEnvironment RunEnvironment::FromProcess() {
 }
 
 ExitCode RunCgInject(const CliOptions& options, const RunEnvironment& env) {
+  std::string state = "while reading the inputs";
   try {
-    return Run(options, env);
+    return Run(options, env, &state);
   } catch (const InvariantError& e) {
-    std::fprintf(env.err, "cg-inject: consistency check failed: %s\n", e.what());
+    PrintMessage(env.err, std::string("consistency check failed: ") + e.what());
     return ExitCode::kCheckFailed;
   } catch (const InputError& e) {
-    std::fprintf(env.err, "cg-inject: %s\n", e.what());
+    PrintMessage(env.err, e.what());
     return ExitCode::kInputError;
   } catch (const std::bad_alloc&) {
-    std::fprintf(env.err, "cg-inject: out of memory\n");
+    PrintMessage(env.err, "out of memory " + state);
     return ExitCode::kInputError;
   }
 }

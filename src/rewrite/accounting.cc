@@ -2,7 +2,24 @@
 
 #include <algorithm>
 
+#include "cg_inject/error.h"
+
 namespace cg_inject {
+namespace {
+
+// The reader refuses input whose part totals or per-function inclusive costs pass 2^64, so the
+// input side cannot wrap; the output side can, when the pieces of one JIT function and their
+// call edges are merged. A wrapped sum would make the invariant checks compare wrapped numbers,
+// so every sum is checked.
+void Add(uint64_t* sum, uint64_t value) {
+  if (__builtin_add_overflow(*sum, value, sum)) {
+    throw InputError(
+        "expected cost sums below 2^64, got an overflow adding up the merged pieces of one "
+        "function (the profile's costs are too large to merge)");
+  }
+}
+
+}  // namespace
 
 void CostAccounting::Reset(size_t events) {
   events_ = events;
@@ -29,8 +46,8 @@ void CostAccounting::Cost(std::span<const uint64_t> costs) {
   if (!current_) return;
   size_t n = std::min(costs.size(), events_);
   for (size_t i = 0; i < n; ++i) {
-    current_->self[i] += costs[i];
-    totals_[i] += costs[i];
+    Add(&current_->self[i], costs[i]);
+    Add(&totals_[i], costs[i]);
   }
 }
 
@@ -39,7 +56,7 @@ void CostAccounting::Call(const FunctionKey& target, std::span<const uint64_t> i
   Entry* caller = current_;
   Touch(target);
   size_t n = std::min(inclusive.size(), events_);
-  for (size_t i = 0; i < n; ++i) caller->calls[i] += inclusive[i];
+  for (size_t i = 0; i < n; ++i) Add(&caller->calls[i], inclusive[i]);
 }
 
 std::vector<FunctionKey> CostAccounting::MissingTargets() const {
@@ -53,7 +70,10 @@ std::vector<uint64_t> CostAccounting::Inclusive(const FunctionKey& key) const {
   std::vector<uint64_t> sum(events_, 0);
   auto it = functions_.find(key);
   if (it == functions_.end()) return sum;
-  for (size_t i = 0; i < events_; ++i) sum[i] = it->second.self[i] + it->second.calls[i];
+  for (size_t i = 0; i < events_; ++i) {
+    sum[i] = it->second.self[i];
+    Add(&sum[i], it->second.calls[i]);
+  }
   return sum;
 }
 

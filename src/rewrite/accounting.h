@@ -28,6 +28,7 @@ struct FunctionKeyHash {
   }
 };
 
+/// Every sum is checked: one past 2^64 throws InputError instead of wrapping.
 class CostAccounting {
  public:
   struct Entry {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cg_inject/error.h"
+
 namespace cg_inject {
 namespace {
 
@@ -38,6 +40,36 @@ TEST(CostAccountingTest, TargetsWithoutBlocksAreMissing) {
   empty.Reset(1);
   empty.Cost(std::vector<uint64_t>{7});
   EXPECT_THAT(empty.totals(), ElementsAre(0));
+}
+
+TEST(CostAccountingTest, SumsPast64BitsThrowInsteadOfWrapping) {
+  constexpr uint64_t kMax = UINT64_MAX;
+  const std::string kMessage =
+      "expected cost sums below 2^64, got an overflow adding up the merged pieces of one "
+      "function (the profile's costs are too large to merge)";
+  FunctionKey f{1, 1, 1}, g{1, 1, 2};
+  CostAccounting self;
+  self.Reset(1);
+  self.Function(f);
+  self.Cost(std::vector<uint64_t>{kMax});
+  self.Function(g);  // the part total wraps although each function does not
+  try {
+    self.Cost(std::vector<uint64_t>{1});
+    ADD_FAILURE() << "no overflow";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.what(), kMessage);
+  }
+  CostAccounting calls;
+  calls.Reset(1);
+  calls.Function(f);
+  calls.Call(g, std::vector<uint64_t>{kMax});
+  EXPECT_THROW(calls.Call(g, std::vector<uint64_t>{1}), InputError);
+  CostAccounting inclusive;  // self and calls each fit, their sum does not
+  inclusive.Reset(1);
+  inclusive.Function(f);
+  inclusive.Cost(std::vector<uint64_t>{1});
+  inclusive.Call(g, std::vector<uint64_t>{kMax});
+  EXPECT_THROW(inclusive.Inclusive(f), InputError);
 }
 
 }  // namespace

@@ -74,7 +74,6 @@ TEST_P(RandomProfileTest, InvariantsHold) {
 
   std::string p;
   for (int part = 0; part < parts; ++part) {
-    if (part) p += "# part\n";
     p += instr ? "positions: instr line\n" : "positions: line\n";
     p += "events: Ir Dr\n";
     int blocks = 4 + int(pick(8));

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cg_inject/error.h"
 #include "cg_inject/profile.h"
 #include "rewrite/accounting.h"
 
@@ -76,6 +77,16 @@ struct JumpValue {
   uint64_t followed = 0, executed = 0;
 };
 
+/// `*sum += value`, throwing InputError instead of wrapping past 2^64: merging call edges or
+/// jumps can pass it even when no input sum does (the reader checks those).
+inline void AddChecked(uint64_t* sum, uint64_t value) {
+  if (__builtin_add_overflow(*sum, value, sum)) {
+    throw InputError(
+        "expected cost and count sums below 2^64, got an overflow merging the records of one "
+        "function (the profile's counts are too large to merge)");
+  }
+}
+
 /// Cost vectors of one part, `events` values each, addressed by offset. Offsets stay valid as
 /// the pool grows (pointers do not).
 class CostPool {
@@ -91,7 +102,7 @@ class CostPool {
   }
   void Add(size_t offset, std::span<const uint64_t> costs) {
     size_t n = std::min(costs.size(), events_);
-    for (size_t i = 0; i < n; ++i) data_[offset + i] += costs[i];
+    for (size_t i = 0; i < n; ++i) AddChecked(&data_[offset + i], costs[i]);
   }
   std::span<const uint64_t> Get(size_t offset) const { return {data_.data() + offset, events_}; }
   uint64_t First(size_t offset) const { return events_ ? data_[offset] : 0; }
@@ -118,13 +129,13 @@ struct RecordAgg {
                std::span<const uint64_t> inclusive) {
     auto [it, inserted] = calls.try_emplace(key);
     if (inserted) it->second.inclusive = pool->Alloc();
-    it->second.count += count;
+    AddChecked(&it->second.count, count);
     pool->Add(it->second.inclusive, inclusive);
   }
   void AddJump(const JumpKey& key, uint64_t followed, uint64_t executed) {
     JumpValue& v = jumps[key];
-    v.followed += followed;
-    v.executed += executed;
+    AddChecked(&v.followed, followed);
+    AddChecked(&v.executed, executed);
   }
 };
 

@@ -1,6 +1,6 @@
-// Test helpers for the rewrite stage (test-only, not in the library): a tiny feeder that turns
-// uncompressed Callgrind-like text into ProfileSink calls, and a sink that renders records back
-// to plain Callgrind text (readable by callgrind_annotate) and sums them per function.
+// Test helpers for the rewrite stage (test-only, not in the library): FeedProfile runs Callgrind
+// text through the real reader into a ProfileSink, and a sink renders records back to plain
+// Callgrind text (readable by callgrind_annotate) and sums them per function.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +15,8 @@
 
 namespace cg_inject::testing {
 
-/// Feeds `text` to `sink`. Supports header lines (`key: value`), `# part` to start another part,
-/// ob=/fl=/fi=/fe=/fn=/cob=/cfi=/cfl=/cfn=, calls=/jump=/jcnd= plus their following line, and
-/// cost lines; positions are decimal or 0x hex, all absolute. Names are interned with ids.
+/// Feeds Callgrind `text` to `sink` through ReadCallgrind (header lines after a body start the
+/// next part, as in real files). Throws InputError on malformed text.
 void FeedProfile(std::string_view text, ProfileSink* sink);
 
 /// Per-function sums of what a sink received.

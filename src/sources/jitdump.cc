@@ -9,8 +9,11 @@
 //
 // Nothing in the file is trusted: every size and count is checked against the bytes left with
 // overflow-free arithmetic before anything is sliced, names must end in NUL inside their record.
-// A file still being written ends in a cut-off record: that is a warning and everything before it
-// is kept. Anything else malformed is an InputError naming the byte offset.
+// A file still being written ends in a cut-off record: that is a warning (saying how many bytes
+// were dropped) and everything before it is kept. A record whose size points past the end but
+// whose own fields say it fits in the bytes left is not a cut tail but a corrupt size in the
+// middle of the file, which would silently drop every later record: an error. Anything else
+// malformed is an InputError naming the byte offset.
 #include "sources/jitdump.h"
 
 #include <cstdio>
@@ -100,6 +103,9 @@ class Scanner {
   void DecodeDebugInfo(const JitdumpRecordPrefix& prefix, FieldReader body, std::string_view bytes);
   void DecodeUnwindingInfo(const JitdumpRecordPrefix& prefix, FieldReader body,
                            std::string_view bytes);
+  /// The size a record's own fields imply (prefix included), read from the `avail` bytes at its
+  /// start, or 0 when those bytes do not tell (an unknown id, a name cut before its NUL).
+  uint64_t ImpliedSize(uint32_t id, std::string_view avail) const;
   // The NUL-terminated string at `offset` of a record body, or a located error.
   std::string_view CString(std::string_view body, uint64_t offset, uint64_t record_offset,
                            const char* what) const;
@@ -282,6 +288,39 @@ void Scanner::DecodeUnwindingInfo(const JitdumpRecordPrefix& prefix, FieldReader
   visitor_->OnUnwindingInfo(info);
 }
 
+uint64_t Scanner::ImpliedSize(uint32_t id, std::string_view avail) const {
+  FieldReader r(avail, header_.byte_swapped);
+  auto saturating_add = [](uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; };
+  switch (static_cast<JitdumpRecordId>(id)) {
+    case JitdumpRecordId::kCodeLoad: {
+      if (avail.size() < kPrefixSize + kLoadFixedSize) return 0;
+      size_t nul = avail.find('\0', kPrefixSize + kLoadFixedSize);
+      if (nul == std::string_view::npos) return 0;
+      return saturating_add(nul + 1, r.U64(kPrefixSize + 24));  // code_size
+    }
+    case JitdumpRecordId::kCodeMove:
+      return kPrefixSize + kMoveFixedSize;
+    case JitdumpRecordId::kCodeClose:
+      return kPrefixSize;
+    case JitdumpRecordId::kCodeDebugInfo: {
+      if (avail.size() < kPrefixSize + kDebugInfoFixedSize) return 0;
+      uint64_t entries = r.U64(kPrefixSize + 8);
+      uint64_t at = kPrefixSize + kDebugInfoFixedSize;
+      for (uint64_t i = 0; i < entries; ++i) {
+        if (avail.size() - at < kDebugEntryFixedSize) return 0;
+        size_t nul = avail.find('\0', at + kDebugEntryFixedSize);
+        if (nul == std::string_view::npos) return 0;
+        at = nul + 1;
+      }
+      return at;
+    }
+    case JitdumpRecordId::kCodeUnwindingInfo:
+      if (avail.size() < kPrefixSize + kUnwindingFixedSize) return 0;
+      return saturating_add(kPrefixSize + kUnwindingFixedSize, r.U64(kPrefixSize));
+  }
+  return 0;
+}
+
 JitdumpScanStats Scanner::Run() {
   ReadHeader();
   FieldReader file(bytes_, header_.byte_swapped);
@@ -291,10 +330,13 @@ JitdumpScanStats Scanner::Run() {
     uint64_t left = bytes_.size() - offset;
     if (left < kPrefixSize) {
       stats_.truncated = true;
+      stats_.dropped_bytes = left;
       diagnostics_->Warn("jitdump: truncated",
                          std::string(path_) + ": offset " + std::to_string(offset) +
-                             ": last record cut off after " + std::to_string(left) +
-                             " bytes (file still being written?); ignored it");
+                             ": the file ends inside its last record (cut off after " +
+                             std::to_string(left) +
+                             " bytes; still being written?): dropped 1 record, " +
+                             std::to_string(left) + " bytes");
       break;
     }
     JitdumpRecordPrefix prefix;
@@ -308,13 +350,28 @@ JitdumpScanStats Scanner::Run() {
                            std::to_string(prefix.id) + ")");
     }
     if (prefix.total_size > left) {
+      // Writers pad records to 8 bytes (V8's DEBUG_INFO, CODE_UNWINDING_INFO), so a cut inside
+      // the padding leaves a few bytes past the implied end: only room for another record
+      // prefix after it makes this a corrupt size.
+      uint64_t implied = ImpliedSize(prefix.id, bytes_.substr(offset));
+      if (implied >= kPrefixSize && implied <= left && left - implied >= kPrefixSize) {
+        Fail(offset + 4, std::string("expected a record size that fits the ") +
+                             std::to_string(left) + " bytes left, got " +
+                             std::to_string(prefix.total_size) + " for a " + RecordName(prefix.id) +
+                             " record whose fields make it " + std::to_string(implied) +
+                             " bytes: a corrupt size in the middle of the file (the " +
+                             std::to_string(left - implied) +
+                             " bytes after it would be lost), not a cut-off tail");
+      }
       stats_.truncated = true;
+      stats_.dropped_bytes = left;
       diagnostics_->Warn("jitdump: truncated",
-                         std::string(path_) + ": offset " + std::to_string(offset) + ": last " +
-                             RecordName(prefix.id) + " record needs " +
-                             std::to_string(prefix.total_size) + " bytes, only " +
+                         std::string(path_) + ": offset " + std::to_string(offset) +
+                             ": the file ends inside its last record (" + RecordName(prefix.id) +
+                             " of " + std::to_string(prefix.total_size) + " bytes, " +
                              std::to_string(left) +
-                             " are left (file still being written?); ignored it");
+                             " present; still being written?): dropped 1 record, " +
+                             std::to_string(left) + " bytes");
       break;
     }
     ++stats_.records;

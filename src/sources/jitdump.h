@@ -93,6 +93,7 @@ struct JitdumpScanStats {
   int64_t records = 0;          // records decoded, unknown ones included
   int64_t unknown_records = 0;  // skipped ids (warned, kind "jitdump: unknown record")
   bool truncated = false;       // the last record was cut off (warned, kind "jitdump: truncated")
+  uint64_t dropped_bytes = 0;   // bytes of that cut-off record (1 record dropped when truncated)
   bool closed = false;          // a CODE_CLOSE ended the walk
   int64_t timestamp_decreases = 0;  // records older than the one before (LLVM JITLink)
 };
@@ -101,8 +102,9 @@ struct JitdumpScanStats {
 bool LooksLikeJitdump(std::string_view bytes);
 
 /// Validates and decodes a whole jitdump. Throws InputError ("PATH: offset N: ...") for a bad
-/// header or a malformed record; a cut-off last record is only a warning, and every record before
-/// it is delivered.
+/// header or a malformed record; a cut-off last record (the file ends inside it) is only a
+/// warning, and every record before it is delivered. A record whose size points past the end
+/// although its own fields fit in the bytes left is a corrupt size, an error.
 JitdumpScanStats ScanJitdump(std::string_view bytes, std::string_view path, JitdumpVisitor* visitor,
                              Diagnostics* diagnostics);
 

@@ -269,5 +269,50 @@ TEST(CorpusDumpTest, NodeFunctionsAndLines) {
   EXPECT_EQ(index.sources()[source].elf_machine, 62u);
 }
 
+// Every real dump cut anywhere inside a record (a live writer's tail, a full disk) reads as the
+// records before the cut plus a warning saying how many bytes were dropped, never as the corrupt
+// size in the middle that it resembles: V8 pads DEBUG_INFO, so a cut inside the padding must
+// still count as a tail.
+struct Boundaries : JitdumpVisitor {
+  void OnCodeLoad(const JitdumpCodeLoad& r) override { Add(r.prefix); }
+  void OnCodeMove(const JitdumpCodeMove& r) override { Add(r.prefix); }
+  void OnDebugInfo(const JitdumpDebugInfo& r) override { Add(r.prefix); }
+  void OnUnwindingInfo(const JitdumpUnwindingInfo& r) override { Add(r.prefix); }
+  void OnClose(const JitdumpRecordPrefix& p) override { Add(p); }
+  void Add(const JitdumpRecordPrefix& p) { records.push_back({p.file_offset, p.total_size}); }
+  std::vector<std::pair<uint64_t, uint64_t>> records;  // offset, size
+};
+
+TEST(JitdumpCorpusTest, EveryCutInsideARecordIsATail) {
+  int64_t cuts = 0;
+  for (const char* name : {"ddprof-jit-simple-julia.dump", "ddprof-llvm-jit-1560413.dump",
+                           "parca-dotnet.dump", "parca-jitlink.dump", "parca-julia.dump",
+                           "parca-nodejs.dump", "parca-php.dump", "parca-wasmtime.dump"}) {
+    SCOPED_TRACE(name);
+    std::string bytes = ReadTestFile(CorpusPath(std::string("jitdump/") + name));
+    Boundaries whole;
+    Diagnostics ignored;
+    ScanJitdump(bytes, name, &whole, &ignored);
+    ASSERT_FALSE(whole.records.empty());
+    for (size_t i = 0; i < whole.records.size(); ++i) {
+      auto [offset, size] = whole.records[i];
+      std::vector<uint64_t> inside = {1, 8, 15, 16, 17, 40, 56, 57, size / 2, size - 8, size - 1};
+      for (uint64_t at : inside) {
+        if (at == 0 || at >= size) continue;
+        std::string cut = bytes.substr(0, offset + at);
+        Boundaries seen;
+        Diagnostics diagnostics;
+        JitdumpScanStats stats;
+        ASSERT_NO_THROW(stats = ScanJitdump(cut, name, &seen, &diagnostics)) << offset << "+" << at;
+        EXPECT_EQ(seen.records.size(), i) << offset << "+" << at;
+        EXPECT_TRUE(stats.truncated);
+        EXPECT_EQ(stats.dropped_bytes, at);
+        ++cuts;
+      }
+    }
+  }
+  EXPECT_GT(cuts, 1000);
+}
+
 }  // namespace
 }  // namespace cg_inject

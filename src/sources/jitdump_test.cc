@@ -144,8 +144,34 @@ TEST_F(JitdumpTest, TruncatedLastRecordKeepsEverythingBefore) {
   EXPECT_EQ(index_.versions()[0].raw_name, "first");
   EXPECT_THAT(Messages(diagnostics_),
               ElementsAre("jit-1234.dump: offset " + std::to_string(b.last_record_offset()) +
-                          ": last CODE_LOAD record needs 64 bytes, only 61 are left (file "
-                          "still being written?); ignored it"));
+                          ": the file ends inside its last record (CODE_LOAD of 64 bytes, 61 "
+                          "present; still being written?): dropped 1 record, 61 bytes"));
+  EXPECT_EQ(stats.scan.dropped_bytes, 61u);
+}
+
+// A size in the middle that points past the end, while the record's own fields say it fits, is
+// a corrupt size: treating it as a cut tail would drop every later record with exit 0.
+TEST_F(JitdumpTest, CorruptSizeInTheMiddleIsAnError) {
+  JitdumpBuilder b;
+  b.Header().CodeLoad(2000, kCode, "\xc3", "first", 1);
+  size_t second = b.bytes().size();
+  b.CodeLoad(2001, kCode + 16, "abcd", "second", 2).CodeLoad(2002, kCode + 32, "ef", "third", 3);
+  b.PatchU32(second + 4, 0x10000);
+  EXPECT_EQ(ErrorOf(b.bytes()),
+            "jit-1234.dump: offset " + std::to_string(second + 4) +
+                ": expected a record size that fits the 131 bytes left, got 65536 for a "
+                "CODE_LOAD record whose fields make it 67 bytes: a corrupt size in the middle of "
+                "the file (the 64 bytes after it would be lost), not a cut-off tail");
+  // The same size on the last record, with the file ending inside its code, is a cut tail.
+  JitdumpBuilder tail;
+  tail.Header().CodeLoad(2000, kCode, "\xc3", "first", 1);
+  size_t last = tail.bytes().size();
+  tail.CodeLoad(2001, kCode + 16, std::string(100, '\x90'), "long", 2);
+  std::string bytes = tail.bytes().substr(0, last + 80);
+  JitdumpStats stats = Read(bytes);
+  EXPECT_TRUE(stats.scan.truncated);
+  EXPECT_EQ(stats.scan.dropped_bytes, 80u);
+  EXPECT_EQ(stats.loads, 1);
 }
 
 TEST_F(JitdumpTest, TruncatedRecordPrefix) {

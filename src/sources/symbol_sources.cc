@@ -45,7 +45,10 @@ LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& pa
     if (stats.debug_infos > 0) {
       loaded.details += ", " + Count(stats.debug_infos, "line table", "line tables");
     }
-    if (stats.scan.truncated) loaded.details += ", last record cut off";
+    if (stats.scan.truncated) {
+      loaded.details += ", last record cut off (1 record, " +
+                        std::to_string(stats.scan.dropped_bytes) + " bytes dropped)";
+    }
     if (stats.header.flags & kJitdumpFlagArchTimestamp) {
       loaded.details += ", arch timestamps";  // TSC-style; only their order is used here
     }

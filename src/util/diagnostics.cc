@@ -33,7 +33,16 @@ void Diagnostics::AppendSummary(std::string* out) const {
   for (const Kind& k : kinds_) {
     for (const std::string& message : k.first_messages) {
       out->append("warning: ");
-      out->append(message);
+      // Messages may quote input: control bytes are escaped so none reaches the terminal.
+      for (char ch : message) {
+        unsigned char c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f) {
+          static const char kHex[] = "0123456789abcdef";
+          *out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+        } else {
+          out->push_back(ch);
+        }
+      }
       out->push_back('\n');
     }
     int64_t rest = k.count - static_cast<int64_t>(k.first_messages.size());

@@ -3,13 +3,21 @@
 // A target is never written in place: bytes go to a mkstemp() file in the target's directory
 // (same file system, so rename() is atomic) and Commit() renames it over the target. Until
 // then the temporary path sits in a small fixed registry that the SIGINT/SIGTERM handler can
-// walk without allocating, so an interrupted run leaves no partial file behind.
+// walk without allocating, so an interrupted run leaves no partial file behind. SIGKILL (or a
+// power cut) cannot be caught: the temporary is then named `.TARGET.cg-inject-tmp.XXXXXX` so it
+// can be recognized, and FindStaleTemporaries() reports such leftovers beside a target.
+//
+// Replacing keeps what the user set up: an existing target's permission bits are copied to the
+// new file, and a symlink target is written through (its final target is replaced, the link
+// stays). A directory as the target is refused before any work is done.
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstring>
@@ -108,18 +116,77 @@ class ZstdSink : public ByteSink {
 }  // namespace
 
 namespace {
+
 std::string DisplayPath(const std::string& path) { return path == "-" ? "<stdout>" : path; }
+
+constexpr std::string_view kTempMarker = ".cg-inject-tmp.";
+
+/// Follows symlinks at `path` (up to 40, like the kernel) to the path that will really be
+/// replaced; a dangling link resolves to the file it names. Other paths are returned as is.
+std::string ResolveSymlinks(const std::string& path) {
+  std::string current = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (lstat(current.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return current;
+    std::string target(PATH_MAX, '\0');
+    ssize_t n = readlink(current.c_str(), target.data(), target.size());
+    if (n < 0) ThrowSystemError("read the symlink", current, errno);
+    target.resize(static_cast<size_t>(n));
+    size_t slash = current.rfind('/');
+    if (target.front() != '/' && slash != std::string::npos)
+      target = current.substr(0, slash + 1) + target;
+    current = target;
+  }
+  ThrowSystemError("follow the symlink", path, ELOOP);
+}
+
 }  // namespace
+
+std::string TempPrefixFor(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + "." + base + std::string(kTempMarker);
+}
+
+std::vector<std::string> FindStaleTemporaries(const std::string& path) {
+  std::vector<std::string> stale;
+  if (path == "-") return stale;
+  std::string prefix = TempPrefixFor(ResolveSymlinks(path));
+  size_t slash = prefix.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash + 1);
+  std::string name_prefix = slash == std::string::npos ? prefix : prefix.substr(slash + 1);
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return stale;
+  while (dirent* e = readdir(d)) {
+    std::string_view name = e->d_name;
+    // mkstemp's six characters follow the prefix.
+    if (name.size() == name_prefix.size() + 6 && name.starts_with(name_prefix))
+      stale.push_back(prefix.substr(0, slash + 1) + std::string(name));
+  }
+  closedir(d);
+  std::sort(stale.begin(), stale.end());
+  return stale;
+}
 
 AtomicOutputFile::AtomicOutputFile(std::string path) : path_(std::move(path)) {
   if (path_ == "-") {
     fd_ = STDOUT_FILENO;
     return;
   }
-  size_t slash = path_.rfind('/');
-  std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
-  std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
-  temp_path_ = dir + "." + base + ".tmp.XXXXXX";
+  // Refuse a directory now, not after all the work when rename() fails with a confusing errno.
+  if (path_.back() == '/')
+    ThrowForFile(path_, "expected an output file name, got a directory name (ends in '/')");
+  target_ = ResolveSymlinks(path_);
+  struct stat st;
+  if (stat(target_.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      ThrowForFile(path_,
+                   "is a directory; give an output file name (a directory is for "
+                   "several inputs)");
+    if (S_ISREG(st.st_mode)) keep_mode_ = st.st_mode & 07777;
+  }
+  temp_path_ = TempPrefixFor(target_) + "XXXXXX";
   fd_ = mkstemp(temp_path_.data());
   if (fd_ < 0) ThrowSystemError("create", path_, errno);
   pending_slot_ = RegisterPending(temp_path_);
@@ -159,14 +226,19 @@ void AtomicOutputFile::Commit() {
     committed_ = true;  // stdout: nothing to rename, and never closed here
     return;
   }
-  // mkstemp creates mode 0600; give the result the usual 0666 & ~umask.
-  mode_t mask = umask(0);
-  umask(mask);
-  if (fchmod(fd_, 0666 & ~mask) != 0) ThrowSystemError("chmod", path_, errno);
+  // mkstemp creates mode 0600; a replaced file keeps its mode, a new one gets 0666 & ~umask.
+  mode_t mode = keep_mode_;
+  if (mode == kNoMode) {
+    mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (fchmod(fd_, mode) != 0) ThrowSystemError("set the mode of", path_, errno);
   int fd = fd_;
   fd_ = -1;
   if (close(fd) != 0) ThrowSystemError("close", path_, errno);
-  if (rename(temp_path_.c_str(), path_.c_str()) != 0) ThrowSystemError("rename", path_, errno);
+  if (rename(temp_path_.c_str(), target_.c_str()) != 0)
+    ThrowSystemError("replace", target_ == path_ ? path_ : path_ + " (-> " + target_ + ")", errno);
   committed_ = true;
   UnregisterPending(pending_slot_);
 }

@@ -24,6 +24,29 @@ expect_exit 0 "$CG_INJECT" --no-discover -i "$scratch/unknown-name-id" -o "$scra
     fail "undefined id: no located warning: $(cat "$scratch/err")"; }
 check_bad too-many-costs 4 '# callgrind format\nevents: Ir\nfn=main\n1 1 2\n'
 
+# A Callgrind profile cut off (killed run, full disk) is refused with what is missing, whether it
+# ends at a line boundary or mid-line; --force writes it with a warning and the true sums.
+capture=$SOURCE_ROOT/tests/data/x86_64/instr/callgrind.out.zst
+zstd -q -d -c "$capture" >"$scratch/whole"
+head -n 12000 "$scratch/whole" >"$scratch/cut-lines"
+# Line 12103 is "0x224a0 131 223": cut after "22", still a well-formed cost line.
+head -c $(($(head -n 12102 "$scratch/whole" | wc -c) + 14)) "$scratch/whole" >"$scratch/cut-mid"
+[[ $(tail -n 1 "$scratch/cut-mid") == "0x224a0 131 22" ]] || fail "cut-mid: $(tail -n 1 "$scratch/cut-mid")"
+for cut in cut-lines cut-mid; do
+  echo previous >"$scratch/$cut.out"
+  expect_exit 1 "$CG_INJECT" --no-discover -i "$scratch/$cut" -o "$scratch/$cut.out" &&
+    { grep -qE "^cg-inject: $scratch/$cut:[0-9]+: expected totals: at the end of part 1 \(Callgrind writes it last\), got end of file: the profile is cut off; its costs add up to [0-9]+, its summary: says '242060'" "$scratch/err" ||
+      fail "$cut: $(cat "$scratch/err")"; }
+  [[ $(cat "$scratch/$cut.out") == previous ]] || fail "$cut: output written"
+done
+expect_exit 0 "$CG_INJECT" --no-discover --force -i "$scratch/cut-lines" -o "$scratch/forced.out" &&
+  { grep -q "the profile is cut off.*; written anyway (--force)" "$scratch/err" || fail "forced: no warning"; }
+sum=$(awk '/^fn=/{f=1} /^calls=/{skip=1; next} /^[0-9+*-]/{ if (skip) {skip=0; next} s+=$NF } END{print s}' "$scratch/cut-lines")
+grep -qx "summary: $sum" "$scratch/forced.out" && grep -qx "totals: $sum" "$scratch/forced.out" ||
+  fail "forced: summary/totals not the true sum $sum: $(grep -E '^(summary|totals):' "$scratch/forced.out")"
+"$CG_INJECT" --no-discover -i "$scratch/forced.out" -o /dev/null 2>"$scratch/err" ||
+  fail "forced output does not read back cleanly: $(cat "$scratch/err")"
+
 # zstd input is recognized by content, not by name; a truncated frame is an error.
 printf '# callgrind format\nevents: Ir\nfn=main\n1 5\n' | zstd -q -c >"$scratch/plain-name"
 expect_exit 0 "$CG_INJECT" --no-discover -i "$scratch/plain-name" -o "$scratch/z.out" &&

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The hostile-input corpus in tests/data/bad/: each NAME.cg (or NAME.dump, made below from a
+# committed capture) has NAME.expect beside it: "exit N" on the first line, then stderr exactly
+# (the "no symbol source" note left out). An error leaves no output and no temporary; a warned
+# recovery writes an output that reads back with no summary:/totals: warning (its sums are true).
+source "$(dirname "$0")/lib.sh"
+bad=$SOURCE_ROOT/tests/data/bad
+
+# Jitdumps are binary: made from the test JIT's committed dump instead of committed as hex.
+dump=$SOURCE_ROOT/tests/data/x86_64/instr/jit-24022.dump
+u32_at() { od -An -tu4 -j "$1" -N 4 "$dump" | tr -d ' '; }
+first_size=$(u32_at 44)          # the first record starts after the 40-byte header
+second=$((40 + first_size))
+cp "$dump" "$scratch/corrupt-size-mid-file.dump"
+printf '\x00\x00\x10\x00' | dd of="$scratch/corrupt-size-mid-file.dump" bs=1 seek=$((second + 4)) conv=notrunc status=none
+head -c $(($(stat -c %s "$dump") - 10)) "$dump" >"$scratch/cut-tail.dump"  # a writer's tail
+
+run_case() {
+  local name=$1 input_dir=$2
+  shift 2
+  local expect=$bad/$name.expect
+  [[ -f $expect ]] || { fail "$name: no $name.expect"; return; }
+  rm -f "$scratch/case.out"
+  local got=0
+  (cd "$input_dir" && "$CG_INJECT" --no-discover "$@" -o "$scratch/case.out") 2>"$scratch/err" || got=$?
+  { echo "exit $got"; grep -v ': JIT code keeps its addresses$' "$scratch/err" || true; } >"$scratch/got"
+  if ! diff -u "$expect" "$scratch/got" >"$scratch/diff"; then
+    fail "$name: outcome differs"
+    head -n 12 "$scratch/diff" >&2
+    return
+  fi
+  if [[ $got != 0 ]]; then
+    [[ ! -e $scratch/case.out ]] || fail "$name: output written despite the error"
+  else
+    "$CG_INJECT" --no-discover -i "$scratch/case.out" -o /dev/null 2>"$scratch/err2" ||
+      fail "$name: output does not read back: $(cat "$scratch/err2")"
+    ! grep -q 'summary:\|totals:' "$scratch/err2" || fail "$name: output sums not true: $(cat "$scratch/err2")"
+  fi
+  [[ -z $(find "$scratch" "$input_dir" -name '*.cg-inject-tmp.*') ]] || fail "$name: temporary left"
+  checked=$((checked + 1))
+}
+
+checked=0
+for f in "$bad"/*.cg; do
+  name=$(basename "$f" .cg)
+  run_case "$name" "$bad" -i "$name.cg"
+done
+for name in corrupt-size-mid-file cut-tail; do
+  run_case "jitdump-$name" "$scratch" -i "$bad/complete.cg" --jitdump "$name.dump"
+done
+for f in "$bad"/*.expect; do
+  name=$(basename "$f" .expect)
+  [[ -f $bad/$name.cg || $name == jitdump-* ]] || fail "$name.expect has no input"
+done
+((checked >= 16)) || fail "only $checked cases ran"
+echo "checked $checked hostile inputs"
+finish
