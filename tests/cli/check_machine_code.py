@@ -263,10 +263,13 @@ def main():
             fail("%s: ob=%s not found as KCachegrind looks for it" % (fn, ob))
             continue
         images.add(obj)
-        # The profile's function name may carry a recursion suffix ('2).
+        # The profile's function name may carry a recursion suffix ('2), and before it the
+        # definition's position where two definitions share a name (`(anonymous):770`,
+        # `f:12:41`, `f (/dir/file.js:3:1)`: resolve/definition_names.h).
         base = re.sub(r"'\d+$", "", fn)
-        holders = {a: [v for v in by_name.get(base, []) if v[1] <= a < v[1] + len(v[2])]
-                   for a in addrs}
+        candidates = [base, re.sub(r":\d+(:\d+)?$", "", base), re.sub(r" \([^()]*:\d+:\d+\)$", "", base)]
+        named = [v for name in dict.fromkeys(candidates) for v in by_name.get(name, [])]
+        holders = {a: [v for v in named if v[1] <= a < v[1] + len(v[2])] for a in addrs}
         orphans = sorted(a for a, vs in holders.items() if not vs)
         if orphans:
             fail("%s: 0x%x lies in no code version of that name in the sources" % (fn, orphans[0]))
