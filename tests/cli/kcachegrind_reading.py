@@ -26,7 +26,8 @@ Usage: kcachegrind_reading.py [--functions-only] FILE   (zstd input is expanded 
        kcachegrind_reading.py --native [--jit-object NAME]... [--from-callgraph] FILE
        kcachegrind_reading.py --project-callgraph JSON
 --native prints only what an injection must keep: for every function that is not JIT code
-(object `???`/empty, or one of the --jit-object names cg-inject gives JIT code), its self and
+(object `???`/empty, one of the --jit-object names cg-inject gives JIT code, or an ELF image
+`OUTPUT.NAME[.N].elf` of such a source's code), its self and
 inclusive cost, its calls to and from other such functions, and the sums of its calls to and
 from JIT code. With --from-callgraph, FILE is `cg-inject --callgraph` JSON (cg-inject's own
 reading) instead of a profile.
@@ -237,7 +238,10 @@ def project_callgraph(path):
 
 def native_view(reading, jit_objects):
     def is_jit(key):
-        return key[2] == '' or key[2] in jit_objects
+        # A source's object name, or an ELF image of its code (OUTPUT.SOURCE[.N].elf).
+        obj = key[2]
+        return obj == '' or obj in jit_objects or (
+            obj.endswith('.elf') and any('.%s.' % name in obj for name in jit_objects))
 
     out = []
     inclusive = collections.defaultdict(collections.Counter)

@@ -56,13 +56,16 @@ FAKE_MODE=jit FAKE_EXIT=5 record 5 -o out -- --separate-threads=no -- node app.j
   grep -q "^cg-inject: pid $pid: wrote out/callgrind.out.$pid.jit$" "$scratch/err" ||
     fail "no 'wrote' line: $(cat "$scratch/err")"
   callgrind_annotate --threshold=100 "out/callgrind.out.$pid.jit" >"$scratch/annotate"
-  grep -q "jit_fib'2 \[jit-$pid.dump\]" "$scratch/annotate" ||
+  # ob= is the ELF image of the jitdump's code, written beside the result (absolute path).
+  grep -q "jit_fib'2 \[/.*/out/callgrind.out.$pid.jit.jit-$pid.dump.elf\]" "$scratch/annotate" ||
     fail "jit_fib not named in the result"
+  [[ -s out/callgrind.out.$pid.jit.jit-$pid.dump.elf ]] || fail "no ELF image beside the result"
 }
 
-# --clean keeps only the result; -q prints nothing but errors.
+# --clean keeps only the result and its ELF images; -q prints nothing but errors.
 FAKE_MODE=jit record 0 -q --clean -o clean -- node app.js && {
-  [[ $(ls clean) == callgrind.out.*.jit ]] || fail "--clean left: $(ls clean)"
+  left=$(ls clean | grep -v '^callgrind\.out\.[0-9]*\.jit\.jit-[0-9]*\.dump\(\.[0-9]*\)\?\.elf$')
+  [[ $left == callgrind.out.*.jit ]] || fail "--clean left: $left"
   [[ ! -s $scratch/err ]] || fail "-q printed: $(cat "$scratch/err")"
 }
 
