@@ -1,7 +1,7 @@
 #include "resolve/definition_names.h"
 
+#include <algorithm>
 #include <set>
-#include <tuple>
 
 namespace cg_inject {
 namespace {
@@ -11,71 +11,78 @@ std::string_view BaseName(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-size_t Mix(size_t seed, size_t value) {
-  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+// splitmix64 finalizer over a running combination: cheap and well mixed for 64-bit keys.
+uint64_t Mix(uint64_t seed, uint64_t value) {
+  uint64_t h = seed ^ (value + 0x9E3779B97F4A7C15ull + (seed << 6) + (seed >> 2));
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  return h ^ (h >> 31);
 }
+
+uint64_t HashText(std::string_view text) { return std::hash<std::string_view>{}(text); }
 
 }  // namespace
 
-size_t DefinitionNames::Hash::operator()(const GroupKey& k) const {
-  std::hash<std::string_view> h;
-  return Mix(Mix(h(k.name), h(k.file_base)), h(k.object_base));
+uint64_t DefinitionNames::GroupHash(const DefinitionSite& site) {
+  return Mix(Mix(HashText(site.name), HashText(BaseName(site.file))),
+             HashText(BaseName(site.object)));
 }
 
-size_t DefinitionNames::Hash::operator()(const DefinitionSite& s) const {
-  std::hash<std::string_view> h;
-  size_t seed = Mix(Mix(h(s.name), h(s.file)), h(s.object));
-  return Mix(seed, (uint64_t{s.line} << 32) | s.column);
-}
-
-DefinitionNames::GroupKey DefinitionNames::KeyOf(const DefinitionSite& site) {
-  return {BaseName(site.object), BaseName(site.file), site.name};
-}
-
-DefinitionNames::Format DefinitionNames::Choose(const std::vector<DefinitionSite>& sites) {
-  if (sites.size() < 2) return Format::kBare;
-  std::set<uint32_t> lines;
-  std::set<std::pair<uint32_t, uint32_t>> positions;
-  for (const DefinitionSite& s : sites) {
-    lines.insert(s.line);
-    positions.emplace(s.line, s.column);
-  }
-  if (lines.size() == sites.size()) return Format::kLine;
-  if (positions.size() == sites.size()) return Format::kLineColumn;
-  return Format::kFileLineColumn;
+uint64_t DefinitionNames::DefinitionHash(const DefinitionSite& site) {
+  uint64_t h = Mix(Mix(HashText(site.name), HashText(site.file)), HashText(site.object));
+  return Mix(h, (uint64_t{site.line} << 32) | site.column);
 }
 
 void DefinitionNames::Add(const DefinitionSite& site) {
-  if (!seen_.insert(site).second) return;
-  groups_[KeyOf(site)].sites.push_back(site);
+  entries_.push_back({GroupHash(site), DefinitionHash(site), site.line, site.column});
 }
 
 void DefinitionNames::Finish() {
-  seen_.clear();
-  for (auto& [key, group] : groups_) {
-    group.format = Choose(group.sites);
-    if (group.format != Format::kBare) ++disambiguated_;
-    group.sites.clear();  // only the format is needed from here on
-    group.sites.shrink_to_fit();
+  std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+    return a.group != b.group ? a.group < b.group : a.definition < b.definition;
+  });
+  for (size_t i = 0; i < entries_.size();) {
+    size_t end = i;
+    size_t definitions = 0;
+    while (end < entries_.size() && entries_[end].group == entries_[i].group) {
+      if (end == i || entries_[end].definition != entries_[end - 1].definition) ++definitions;
+      ++end;
+    }
+    if (definitions > 1) {
+      std::set<uint32_t> lines;
+      std::set<std::pair<uint32_t, uint32_t>> positions;
+      for (size_t k = i; k < end; ++k) {
+        if (k > i && entries_[k].definition == entries_[k - 1].definition) continue;
+        lines.insert(entries_[k].line);
+        positions.emplace(entries_[k].line, entries_[k].column);
+      }
+      formats_[entries_[i].group] = lines.size() == definitions       ? Format::kLine
+                                    : positions.size() == definitions ? Format::kLineColumn
+                                                                      : Format::kFileLineColumn;
+    }
+    i = end;
   }
+  entries_.clear();
+  entries_.shrink_to_fit();
 }
 
 std::string DefinitionNames::NameOf(const DefinitionSite& site) const {
   std::string name(site.name);
-  auto it = groups_.find(KeyOf(site));
-  if (it == groups_.end() || it->second.format == Format::kBare) return name;
   // A definition without a position cannot say where it is; it keeps the bare name, which no
   // other definition of the group has.
-  if (site.line == 0 && site.column == 0) return name;
-  switch (it->second.format) {
+  if (formats_.empty() || (site.line == 0 && site.column == 0)) return name;
+  auto it = formats_.find(GroupHash(site));
+  if (it == formats_.end()) return name;
+  switch (it->second) {
     case Format::kLine:
       return name + ":" + std::to_string(site.line);
     case Format::kLineColumn:
       return name + ":" + std::to_string(site.line) + ":" + std::to_string(site.column);
-    default:
-      return name + " (" + std::string(site.file) + ":" + std::to_string(site.line) + ":" +
-             std::to_string(site.column) + ")";
+    case Format::kFileLineColumn:
+      break;
   }
+  return name + " (" + std::string(site.file) + ":" + std::to_string(site.line) + ":" +
+         std::to_string(site.column) + ")";
 }
 
 }  // namespace cg_inject

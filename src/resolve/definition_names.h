@@ -14,22 +14,24 @@
 //   `NAME:LINE:COLUMN`  when only line and column do,
 //   `NAME (FILE:LINE:COLUMN)` otherwise (same base name, different directories).
 // A definition with no position at all keeps the bare name.
+//
+// Memory: Add keeps 24 bytes per version (two 64-bit hashes and the position) until Finish, which
+// keeps only the groups that need a position (a 10-million-line perf map must not cost
+// gigabytes). Groups and definitions are told apart by 64-bit hashes.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace cg_inject {
 
-/// A definition as the injector will name it. Views must outlive the DefinitionNames.
+/// A definition as the injector will name it.
 struct DefinitionSite {
   std::string_view object, file, name;
   uint32_t line = 0, column = 0;
-  bool operator==(const DefinitionSite&) const = default;
 };
 
 /// Collects every definition first (Add), decides once (Finish), then names each one (NameOf).
@@ -39,29 +41,20 @@ class DefinitionNames {
   void Finish();
   /// `site.name`, with the definition's position appended where the rule above asks for it.
   std::string NameOf(const DefinitionSite& site) const;
-  /// Groups where the position was appended (for tests and --stats).
-  int64_t disambiguated_groups() const { return disambiguated_; }
+  /// Groups where the position is appended (for tests and --stats).
+  int64_t disambiguated_groups() const { return int64_t(formats_.size()); }
 
  private:
-  enum class Format : uint8_t { kBare, kLine, kLineColumn, kFileLineColumn };
-  struct GroupKey {
-    std::string_view object_base, file_base, name;
-    bool operator==(const GroupKey&) const = default;
+  enum class Format : uint8_t { kLine, kLineColumn, kFileLineColumn };
+  struct Entry {
+    uint64_t group = 0, definition = 0;
+    uint32_t line = 0, column = 0;
   };
-  struct Hash {
-    size_t operator()(const GroupKey& k) const;
-    size_t operator()(const DefinitionSite& s) const;
-  };
-  struct Group {
-    std::vector<DefinitionSite> sites;  // distinct definitions
-    Format format = Format::kBare;
-  };
-  static GroupKey KeyOf(const DefinitionSite& site);
-  static Format Choose(const std::vector<DefinitionSite>& sites);
+  static uint64_t GroupHash(const DefinitionSite& site);
+  static uint64_t DefinitionHash(const DefinitionSite& site);
 
-  std::unordered_set<DefinitionSite, Hash> seen_;
-  std::unordered_map<GroupKey, Group, Hash> groups_;
-  int64_t disambiguated_ = 0;
+  std::vector<Entry> entries_;                    // until Finish
+  std::unordered_map<uint64_t, Format> formats_;  // group hash -> format, groups that need one
 };
 
 }  // namespace cg_inject

@@ -37,7 +37,7 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
       diagnostics_(diagnostics),
       chooser_(index, options.arch) {
   for (const CodeVersion& v : index.versions()) {
-    definition_names_.Add(SiteOf(v));
+    if (DefinitionSite site = SiteOf(v); !site.name.empty()) definition_names_.Add(site);
     index_min_ = std::min(index_min_, v.start);
     index_max_ = std::max(index_max_, v.end());
   }

@@ -119,8 +119,8 @@ class Injector::Impl {
   /// The function of an absolute object (ObjectExtents::AddressesAreAbsolute) whose ELF symbol
   /// contains `addr`, or null when no such object or symbol does.
   const FunctionKey* SymbolOwner(uint64_t addr);
-  /// The definition a version belongs to, with views into names_.
-  DefinitionSite SiteOf(const CodeVersion& version);
+  /// The definition a version belongs to, with views into the index and options_.
+  DefinitionSite SiteOf(const CodeVersion& version) const;
   int PassIdentity(const FunctionKey& key);
   void LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line, uint32_t* file);
   uint32_t FileOf(const CodeVersion& version);

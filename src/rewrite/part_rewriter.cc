@@ -43,13 +43,18 @@ std::string FormatCosts(std::span<const uint64_t> costs) {
   }
   return out;
 }
+
+// The file a version's function is in: its own, else its line table's first, else `???`.
+std::string_view FileText(const CodeVersion& version) {
+  if (!version.source_file.empty()) return version.source_file;
+  if (!version.lines.empty() && version.lines[0].file_index < version.files.size())
+    return version.files[version.lines[0].file_index];
+  return "???";
+}
 }  // namespace
 
 uint32_t Injector::Impl::FileOf(const CodeVersion& version) {
-  if (!version.source_file.empty()) return names_.Intern(version.source_file).id;
-  if (!version.lines.empty() && version.lines[0].file_index < version.files.size())
-    return names_.Intern(version.files[version.lines[0].file_index]).id;
-  return names_.Intern("???").id;
+  return names_.Intern(FileText(version)).id;
 }
 
 void Injector::Impl::LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line,
@@ -63,7 +68,9 @@ void Injector::Impl::LineOf(const CodeVersion& version, uint64_t addr, uint32_t*
   *file = FileOf(version);
 }
 
-DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) {
+DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) const {
+  // Views into the index and options_ only: this runs for every version of every source, and
+  // interning each name would cost gigabytes for a 10-million-line perf map.
   const SymbolSourceInfo* source =
       version.source < index_.sources().size() ? &index_.sources()[version.source] : nullptr;
   std::string_view object = source && !source->object_name.empty() ? source->object_name
@@ -73,15 +80,14 @@ DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) {
   if (size_t v = size_t(&version - index_.versions().data());
       v < options_.version_objects.size() && !options_.version_objects[v].empty())
     object = options_.version_objects[v];
-  std::string_view function = !version.function_name.empty() ? version.function_name
-                              : !version.raw_name.empty()    ? version.raw_name
-                                                             : std::string_view();
-  if (function.empty()) function = names_.Intern("jit@" + std::to_string(version.start)).text;
+  std::string_view file = FileText(version);
+  // Empty for a nameless version, which Identity names `jit@ADDR`, unique per address.
+  std::string_view function =
+      !version.function_name.empty() ? version.function_name : std::string_view(version.raw_name);
   // The name's own position when it has one: a line table may start on another line for each
   // tier of one definition.
   uint32_t line = version.definition_line != 0 ? version.definition_line : version.source_line;
-  return {names_.Intern(object).text, names_.Text(FileOf(version)), names_.Intern(function).text,
-          line, version.definition_column};
+  return {object, file, function, line, version.definition_column};
 }
 
 int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
@@ -90,7 +96,8 @@ int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
     if (s == suffix) return index;
   DefinitionSite site = SiteOf(*version);
   // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
-  std::string function = definition_names_.NameOf(site);
+  std::string function =
+      site.name.empty() ? "jit@" + std::to_string(version->start) : definition_names_.NameOf(site);
   if (suffix) function += names_.Text(suffix);
   FunctionKey key{names_.Intern(site.object).id, names_.Intern(site.file).id,
                   names_.Intern(function).id};
