@@ -586,18 +586,9 @@ class NodeExtentsWithSymbols : public NodeExtents {
   }
 };
 
-// Rule 9, owner: object code in a JIT block belongs to the ELF symbol that contains it, not to
-// the function that happened to have a cost line there: Callgrind charged a tail jump from
-// Builtins_Call into Builtins_TailTarget to Builtins_Call (0x18c0024 in its block), as it does
-// in Node 20 captures (Builtins_InterpreterPushUndefinedAndArgsThenCall's code under
-// Builtins_InterpreterEntryTrampoline).
-TEST_F(InjectorTest, ObjectCodeGoesToTheElfSymbolThatContainsIt) {
-  AddSource(kJit);
-  Add(0x18c0000, 0x20, "Builtin:Call");
-  Add(0x18c0020, 0x20, "Builtin:TailTarget");
-  Add(0x10000000, 0x100, "f");
-  NodeExtentsWithSymbols extents;
-  Run(R"(positions: instr
+// Builtins_Call's block holds a cost line in Builtins_TailTarget (0x18c0024, a tail jump Callgrind
+// charged to the jumper), and JIT function f ran Builtins_TailTarget's code (0x18c0028).
+constexpr const char* kTailJumpIntoBuiltin = R"(positions: instr
 events: Ir
 ob=/usr/bin/node
 fl=builtins.cc
@@ -609,8 +600,20 @@ fl=???
 fn=0x0000000010000000
 0x10000000 3
 0x18c0028 7
-)",
-      &extents);
+)";
+
+// Rule 9, owner: object code in a JIT block belongs to the ELF symbol that contains it, not to
+// the function that happened to have a cost line there: Callgrind charged a tail jump from
+// Builtins_Call into Builtins_TailTarget to Builtins_Call (0x18c0024 in its block), as it does
+// in Node 20 captures (Builtins_InterpreterPushUndefinedAndArgsThenCall's code under
+// Builtins_InterpreterEntryTrampoline).
+TEST_F(InjectorTest, ObjectCodeGoesToTheElfSymbolThatContainsIt) {
+  AddSource(kJit);
+  Add(0x18c0000, 0x20, "Builtin:Call");
+  Add(0x18c0020, 0x20, "Builtin:TailTarget");
+  Add(0x10000000, 0x100, "f");
+  NodeExtentsWithSymbols extents;
+  Run(kTailJumpIntoBuiltin, &extents);
   EXPECT_THAT(F("/usr/bin/node|builtins.cc|Builtins_Call").self, ElementsAre(6));
   // A function the profile never named gets the file Callgrind gives code without debug info.
   EXPECT_THAT(F("/usr/bin/node|???|Builtins_TailTarget").self, ElementsAre(7));
@@ -626,20 +629,7 @@ TEST_F(InjectorTest, ObjectCodeWithoutSymbolsGoesToTheFunctionThatRanIt) {
   Add(0x18c0020, 0x20, "Builtin:TailTarget");
   Add(0x10000000, 0x100, "f");
   NodeExtents stripped;
-  Run(R"(positions: instr
-events: Ir
-ob=/usr/bin/node
-fl=builtins.cc
-fn=Builtins_Call
-0x18c0000 5
-0x18c0024 1
-ob=???
-fl=???
-fn=0x0000000010000000
-0x10000000 3
-0x18c0028 7
-)",
-      &stripped);
+  Run(kTailJumpIntoBuiltin, &stripped);
   EXPECT_THAT(F("/usr/bin/node|builtins.cc|Builtins_Call").self, ElementsAre(13));
 }
 

@@ -20,20 +20,9 @@ import os
 import re
 import sys
 
-
-class Names:
-    """Callgrind's name compression: "(id) name" defines, "(id)" refers."""
-
-    def __init__(self):
-        self.table = {}
-
-    def get(self, text):
-        m = re.match(r'^\((\d+)\)(?: (.*))?$', text)
-        if not m:
-            return text
-        if m.group(2) is not None:
-            self.table[m.group(1)] = m.group(2)
-        return self.table[m.group(1)]
+# Callgrind's name compression, shared with the twin comparison.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from cgsummary import Names  # noqa: E402
 
 
 def read_edges(path):
