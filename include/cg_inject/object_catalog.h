@@ -134,6 +134,10 @@ class ObjectCatalog {
   /// absent. Names that are not absolute paths ("???", "[vdso]") give null without being counted
   /// as absent. Each path is opened at most once; the pointer stays valid for the catalog's life.
   const ObjectImage* Lookup(std::string_view path);
+  /// False when the object at `path` certainly has load-relative addresses (its ELF header says
+  /// ET_DYN, or it is no readable ELF file), without opening it with LIEF: one 64-byte read, so
+  /// every object of a profile can be asked. True for ET_EXEC; Lookup then tells the rest.
+  bool MayHaveFixedAddresses(std::string_view path);
   /// Registers `image` under `path` (in-memory images for tests, or objects found elsewhere),
   /// replacing what was there. Returns the stored image.
   const ObjectImage* Add(std::string path, ObjectImage image);
@@ -153,6 +157,7 @@ class ObjectCatalog {
   // null value = absent; std::less<> allows lookup by string_view without a copy.
   std::map<std::string, std::unique_ptr<ObjectImage>, std::less<>> images_;
   std::vector<AbsentObject> absent_;
+  std::map<std::string, bool, std::less<>> fixed_;  // MayHaveFixedAddresses answers
   int64_t opened_ = 0;
 };
 

@@ -145,6 +145,8 @@ class CatalogExtents : public ObjectExtents {
     return image->InExtent(addr);
   }
   bool AddressesAreAbsolute(std::string_view object) const override {
+    // Shared libraries and PIEs are told by their header alone, without reading them whole.
+    if (!catalog_->MayHaveFixedAddresses(object)) return false;
     const ObjectImage* image = catalog_->Lookup(object);
     return image != nullptr && !image->is_pie();
   }

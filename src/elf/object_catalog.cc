@@ -2,7 +2,12 @@
 // profile naming a missing object thousands of times costs one failed open and one warning.
 #include "cg_inject/object_catalog.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cg_inject/diagnostics.h"
+#include "elf/elf_header.h"
 #include "elf/elf_reader.h"
 
 namespace cg_inject {
@@ -32,6 +37,29 @@ const ObjectImage* ObjectCatalog::Lookup(std::string_view path) {
     absent_.push_back({image_path, std::move(why_absent)});
   }
   return images_.emplace(std::move(image_path), std::move(image)).first->second.get();
+}
+
+bool ObjectCatalog::MayHaveFixedAddresses(std::string_view path) {
+  if (auto it = images_.find(path); it != images_.end())
+    return it->second != nullptr && !it->second->is_pie();
+  if (auto it = fixed_.find(path); it != fixed_.end()) return it->second;
+  bool fixed = false;
+  if (!path.empty() && path.front() == '/') {
+    std::string file = options_.root + std::string(path);
+    int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+      char bytes[kElfHeaderBytes];
+      ssize_t n = pread(fd, bytes, sizeof bytes, 0);
+      ElfHeaderFacts facts;
+      if (n > 0 &&
+          CheckElfHeader(std::string_view(bytes, size_t(n)), uint64_t(st.st_size), &facts).empty())
+        fixed = facts.type == 2;  // ET_EXEC
+    }
+    if (fd >= 0) close(fd);
+  }
+  fixed_.emplace(std::string(path), fixed);
+  return fixed;
 }
 
 const ObjectImage* ObjectCatalog::Add(std::string path, ObjectImage image) {

@@ -5,6 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "cg_inject/diagnostics.h"
 
@@ -82,6 +85,33 @@ TEST(ObjectCatalogTest, AddedImageIsFoundWithoutTouchingDisk) {
   const ObjectImage* replaced =
       catalog.Add("/nonexistent/lib.so", ObjectImage("/nonexistent/lib.so", true, {}, {}));
   EXPECT_EQ(catalog.Lookup("/nonexistent/lib.so"), replaced);
+}
+
+TEST(ObjectCatalogTest, FixedAddressesAreToldFromTheHeaderAlone) {
+  ObjectCatalog catalog;
+  // The test binary is a PIE (ET_DYN): no fixed addresses, and LIEF never opened it.
+  EXPECT_FALSE(catalog.MayHaveFixedAddresses("/proc/self/exe"));
+  EXPECT_FALSE(catalog.MayHaveFixedAddresses("/nonexistent/cg-inject/gone"));
+  EXPECT_FALSE(catalog.MayHaveFixedAddresses("???"));
+  EXPECT_EQ(catalog.opened(), 0);
+  EXPECT_TRUE(catalog.absent().empty());
+
+  // The same bytes with e_type ET_EXEC.
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 64u);
+  bytes[16] = 2;
+  bytes[17] = 0;
+  char path[] = "/tmp/cg_inject_fixed_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+  close(fd);
+  EXPECT_TRUE(catalog.MayHaveFixedAddresses(path));
+  EXPECT_EQ(catalog.opened(), 0);
+  unlink(path);
+  // Answers are remembered: the file is gone now.
+  EXPECT_TRUE(catalog.MayHaveFixedAddresses(path));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Streaming half of the injector: ordinary blocks go straight downstream, JIT blocks and every
-// record that touches JIT code are aggregated per part (see part_rewriter.cc for what happens to
-// them at the end of the part). The rules are documented in include/cg_inject/inject.h.
+// The injector's record callbacks: ordinary lines go straight downstream; a JIT block's records,
+// and an ordinary block's records that touch JIT code, are summed by position until the block
+// ends, then rewritten (block_rewriter.cc). Rules: include/cg_inject/inject.h.
 #include <algorithm>
 #include <charconv>
 
@@ -61,15 +61,14 @@ void Injector::Impl::OnPartBegin(int part_index) {
   pool_.Reset(0);
   in_acc_.Reset(0);
   out_acc_.Reset(0);
-  blocks_.clear();
-  block_index_.clear();
+  in_functions_.clear();
+  in_index_.clear();
   out_.clear();
   out_index_.clear();
   identity_cache_.clear();
-  object_code_.clear();
-  absolute_objects_.clear();
+  pending_calls_.clear();
   mode_ = Mode::kNone;
-  cur_ = -1;
+  block_.function = -1;
   ++stats_.parts;
   downstream_->OnPartBegin(part_index);
 }
@@ -103,6 +102,13 @@ void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
     int64_t n = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
     if (ec == std::errc() && end == value.data() + value.size() && n > 0) part_number_ = n;
+  }
+  if (key == "cmd") {
+    // The program: the one object that can have fixed addresses (an ET_EXEC executable such as
+    // Node's), known before the first block, so JIT blocks before its own blocks see its code.
+    std::string_view program = value.substr(std::min(value.size(), value.find_first_not_of(" \t")));
+    program = program.substr(0, program.find_first_of(" \t"));
+    if (program.starts_with('/')) NoteObject(names_.Intern(program).id);
   }
   if (key == "positions" && !index_.versions().empty() && HasInstrWithoutLine(value)) {
     std::string extended(value);
@@ -139,19 +145,19 @@ void Injector::Impl::OnLayout(const PartLayout& layout) {
   downstream_->OnLayout(out_layout);
 }
 
-int Injector::Impl::BlockFor(const FunctionKey& key) {
-  auto [it, inserted] = block_index_.try_emplace(key, int(blocks_.size()));
+int Injector::Impl::InFunctionFor(const FunctionKey& key) {
+  auto [it, inserted] = in_index_.try_emplace(key, int(in_functions_.size()));
   if (inserted) {
-    InBlock& b = blocks_.emplace_back();
-    b.key = key;
+    InFunction& f = in_functions_.emplace_back();
+    f.key = key;
     JitName jit;
     if (IsUnknownObject(names_.Text(key.object)) &&
         ParseJitFunctionName(names_.Text(key.function), &jit)) {
       ++stats_.jit_blocks;
       if (index_.Lookup(jit.addr) && !IsObjectCode(jit.addr)) {
-        b.jit = true;
-        b.entry = jit.addr;
-        b.suffix = jit.suffix.empty() ? 0 : names_.Intern(jit.suffix).id;
+        f.jit = true;
+        f.entry = jit.addr;
+        f.suffix = jit.suffix.empty() ? 0 : names_.Intern(jit.suffix).id;
         ++stats_.jit_blocks_resolved;
       }
     }
@@ -160,9 +166,11 @@ int Injector::Impl::BlockFor(const FunctionKey& key) {
 }
 
 void Injector::Impl::FinishBlock() {
+  if (mode_ == Mode::kNone) return;
   // An ordinary block with no records at all still passes through (it declares the function);
   // one whose records all moved to JIT code is dropped: it reappears with its synthesized edges.
   if (mode_ == Mode::kPass && pending_header_ && !cur_deferred_) EmitPassHeader();
+  if (mode_ == Mode::kJit || !block_.agg.empty()) RewriteBlock();
   mode_ = Mode::kNone;
 }
 
@@ -170,7 +178,7 @@ void Injector::Impl::EmitPassHeader() {
   if (!pending_header_) return;
   pending_header_ = false;
   downstream_->OnFunction(cur_out_);
-  out_acc_.Function(blocks_[size_t(cur_)].key);
+  out_acc_.Function(in_functions_[size_t(block_.function)].key);
 }
 
 void Injector::Impl::OnFunction(const FunctionContext& function) {
@@ -180,14 +188,19 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   cur_out_.function = names_.Map(function.function);
   FunctionKey key{cur_out_.object.id, cur_out_.file.id, cur_out_.function.id};
   in_acc_.Function(key);
-  cur_ = BlockFor(key);
-  if (blocks_[size_t(cur_)].jit) {
+  block_.function = InFunctionFor(key);
+  block_.agg.Clear();
+  block_.has_kept = false;
+  pool_.Reset(events_);
+  if (in_functions_[size_t(block_.function)].jit) {
     mode_ = Mode::kJit;
     return;
   }
   mode_ = Mode::kPass;
   pending_header_ = true;
   cur_deferred_ = false;
+  // Known before any JIT block that runs its code is rewritten, wherever its blocks are.
+  NoteObject(key.object);
   // The file Callgrind gave this object's function, for SymbolOwner.
   function_files_.try_emplace((uint64_t{key.object} << 32) | key.function, key.file);
 }
@@ -212,7 +225,7 @@ const FunctionKey* Injector::Impl::SymbolOwner(uint64_t addr) {
 }
 
 void Injector::Impl::NoteObject(uint32_t object) {
-  if (!extents_ || IsUnknownObject(names_.Text(object))) return;
+  if (!extents_ || index_.versions().empty() || IsUnknownObject(names_.Text(object))) return;
   auto [it, inserted] = object_is_absolute_.try_emplace(object, false);
   if (inserted) it->second = extents_->AddressesAreAbsolute(names_.Text(object));
   if (it->second && std::find(absolute_objects_.begin(), absolute_objects_.end(), object) ==
@@ -269,16 +282,6 @@ Position Injector::Impl::Convert(const Position& in, uint32_t line) const {
   return out;
 }
 
-void Injector::Impl::NoteKept(InBlock* block, const Position& pos, uint32_t file) {
-  if (instr_col_ < 0) return;
-  size_t c = size_t(instr_col_);
-  if (!block->has_kept || pos.values[c] > block->max_kept.values[c]) {
-    block->has_kept = true;
-    block->max_kept = pos;
-    block->max_kept_file = file;
-  }
-}
-
 void Injector::Impl::OnCost(const CostRecord& cost) {
   in_acc_.Cost(cost.costs);
   Name file = names_.Map(cost.source_file);
@@ -288,18 +291,15 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
     out_acc_.Cost(cost.costs);
     return;
   }
-  InBlock& b = blocks_[size_t(cur_)];
+  const InFunction& b = in_functions_[size_t(block_.function)];
   if (mode_ == Mode::kJit) {
-    b.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
+    block_.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
     return;
   }
   if (instr_col_ >= 0) {
     uint64_t addr = cost.position.values[size_t(instr_col_)];
-    // Only objects with code where a source lists code are asked whether their addresses are
-    // absolute: that may read their ELF file (Node's is 100 MB).
-    if (addr >= index_min_ && addr < index_max_) NoteObject(b.key.object);
     if (IsJitAddress(b.key.object, addr)) {
-      b.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
+      block_.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
       cur_deferred_ = true;
       return;
     }
@@ -313,7 +313,14 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
   }
   EmitPassHeader();
   CostRecord out{ConvertPlain(cost.position), file, cost.costs};
-  NoteKept(&b, out.position, file.id);
+  if (instr_col_ >= 0) {
+    size_t c = size_t(instr_col_);
+    if (!block_.has_kept || out.position.values[c] > block_.max_kept.values[c]) {
+      block_.has_kept = true;
+      block_.max_kept = out.position;
+      block_.max_kept_file = file.id;
+    }
+  }
   downstream_->OnCost(out);
   out_acc_.Cost(cost.costs);
 }
@@ -321,6 +328,7 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
 void Injector::Impl::OnCall(const CallRecord& call) {
   FunctionKey target{names_.Map(call.target_object).id, names_.Map(call.target_file).id,
                      names_.Map(call.target_function).id};
+  NoteObject(target.object);
   in_acc_.Call(target, call.inclusive);
   Name file = names_.Map(call.source_file);
   auto forward = [&] {
@@ -338,17 +346,17 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     forward();
     return;
   }
-  InBlock& b = blocks_[size_t(cur_)];
+  const InFunction& b = in_functions_[size_t(block_.function)];
   CallKey key{call.source, file.id, target, call.target};
   if (mode_ == Mode::kJit) {
-    b.agg.AddCall(&pool_, key, call.count, call.inclusive);
+    block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
     return;
   }
   uint64_t target_addr = 0;
   uint32_t suffix = 0;
   if ((instr_col_ >= 0 && IsJitAddress(b.key.object, call.source.values[size_t(instr_col_)])) ||
       IsJitTarget(target, &target_addr, &suffix)) {
-    b.agg.AddCall(&pool_, key, call.count, call.inclusive);
+    block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
     cur_deferred_ = true;
     return;
   }
@@ -373,16 +381,16 @@ void Injector::Impl::OnJump(const JumpRecord& jump) {
     forward();
     return;
   }
-  InBlock& b = blocks_[size_t(cur_)];
+  const InFunction& b = in_functions_[size_t(block_.function)];
   JumpKey key{jump.source,        file.id,         jump.target, target_file.id,
               target_function.id, jump.conditional};
   if (mode_ == Mode::kJit) {
-    b.agg.AddJump(key, jump.followed, jump.executed);
+    block_.agg.AddJump(key, jump.followed, jump.executed);
     return;
   }
   if (instr_col_ >= 0 && (IsJitAddress(b.key.object, jump.source.values[size_t(instr_col_)]) ||
                           IsJitAddress(b.key.object, jump.target.values[size_t(instr_col_)]))) {
-    b.agg.AddJump(key, jump.followed, jump.executed);
+    block_.agg.AddJump(key, jump.followed, jump.executed);
     cur_deferred_ = true;
     return;
   }
@@ -392,10 +400,7 @@ void Injector::Impl::OnJump(const JumpRecord& jump) {
 
 void Injector::Impl::OnPartEnd() {
   FinishBlock();
-  ResolveBlocks();
-  for (InBlock& b : blocks_) ProcessBlock(&b);
-  FinalizeEdges();
-  EmitAll();
+  FlushPending();
   for (const auto& [key, value] : trailing_headers_) downstream_->OnHeader(key, value);
   trailing_headers_.clear();
   int64_t before = violations_total_;
@@ -408,8 +413,8 @@ void Injector::Impl::OnPartEnd() {
     message += " (--force writes the output anyway)";
     throw InvariantError(message);
   }
-  blocks_.clear();
-  block_index_.clear();
+  in_functions_.clear();
+  in_index_.clear();
   out_.clear();
   out_index_.clear();
   pool_.Reset(events_);

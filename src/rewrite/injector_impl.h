@@ -1,5 +1,12 @@
-// Internals of Injector (include/cg_inject/inject.h), shared by injector.cc (streaming) and
-// part_rewriter.cc (what happens at the end of each part).
+// Internals of Injector (include/cg_inject/inject.h). The injector streams: each input block is
+// rewritten as soon as it ends (block_rewriter.cc) and only what is per function or per symbol
+// stays for the rest of the part (names, output identities, the invariants' per-function sums),
+// plus the rare calls into a reused block that has not been seen yet (pending_calls_).
+//   injector.cc        the record callbacks: ordinary lines straight through, the rest into the
+//                      current block's aggregate
+//   block_rewriter.cc  one block: its version, its co-owners, who owns each record, the
+//                      synthesized edges, and writing the touched functions out
+//   part_checks.cc     invariants and statistics at the end of each part
 #pragma once
 
 #include <map>
@@ -14,65 +21,72 @@
 #include "resolve/version_chooser.h"
 #include "rewrite/accounting.h"
 #include "rewrite/record_agg.h"
+#include "rewrite/reuse_split.h"
+#include "rewrite/synth_edge.h"
 
 namespace cg_inject {
 
 struct CodeVersion;
 
-/// A synthesized call edge from a block's function to a function whose code ran in that block.
-struct SynthEdge {
-  int64_t moved_lines = 0;
-  size_t inclusive = 0;  // CostPool offset
-  bool has_inclusive = false;
-  const CodeVersion* target_version = nullptr;
-  uint64_t jump_count = 0;  // followed counts of jumps from kept code into the target
-  bool has_jump_site = false;
-  Position jump_site;
-  uint32_t jump_site_file = 0;
-  uint64_t entry_count = 0;  // first event at the target's entry address, moved lines
-  bool entry_seen = false;
-  uint64_t min_addr = UINT64_MAX;  // lowest moved address and its first-event count
-  uint64_t min_count = 0;
-  Position min_pos;  // output position of the lowest moved address
-  uint32_t min_file = 0;
-};
-
-/// One function of the output part: a resolved JIT function, or an ordinary one that receives
-/// deferred records (JIT call targets, synthesized edges) in a second block.
+/// One output function of the part: a resolved JIT function or an ordinary one. Per function,
+/// for the whole part; what one block gives it lives in a BlockOutput.
 struct OutFunction {
   FunctionKey key;  // output names
   bool jit = false;
-  bool needed = false;             // emit it (has records or is a call target)
-  bool moved_in = false;           // an ordinary function that received cost from JIT blocks
-  RecordAgg agg;                   // output positions and names
+  bool moved_in = false;  // an ordinary function that received cost from JIT blocks
+  bool called = false;    // a call target: needs a block even without records
+  bool emitted = false;   // has a block in this part's output
+  int slot = -1;          // its BlockOutput while the current block is written, else -1
+};
+
+/// What the current block gives one output function: records at output positions and the
+/// synthesized edges from it. Slots are reused block after block (their tables keep capacity).
+struct BlockOutput {
+  int function = -1;  // OutFunction index
+  RecordAgg agg;
   std::map<int, SynthEdge> edges;  // by target OutFunction index; ordered for determinism
   bool has_kept = false;           // highest kept position, the fallback call site
   Position max_kept;
   uint32_t max_kept_file = 0;
 };
 
-/// One input block key (mapped ob, fl, fn) of the current part.
-struct InBlock {
+/// What is known about one input function key (mapped ob, fl, fn) of the current part.
+struct InFunction {
   FunctionKey key;
-  bool jit = false;  // JIT-looking and covered: every record aggregated here
+  bool jit = false;  // JIT-looking and covered: every record is attributed
   uint64_t entry = 0;
-  uint32_t suffix = 0;    // interned `'N` text id (0 = none)
-  RecordAgg agg;          // jit: all records; otherwise the deferred ones; input positions
-  bool has_kept = false;  // ordinary blocks: highest instr position streamed through
-  Position max_kept;
-  uint32_t max_kept_file = 0;
-  // Filled at part end.
-  // Code reuse inside one block (an address re-emitted without a dump in between, so one fn=
-  // holds both versions): the versions at the entry that have instructions of their own here,
-  // their estimated entry counts (first event at their lowest own address) and per-event cost
-  // (self + calls) in this block. Empty when the block has one owner.
-  std::vector<const CodeVersion*> coowners;
-  std::vector<int> coowner_ids;
-  std::vector<uint64_t> coowner_counts;
-  std::vector<std::vector<uint64_t>> coowner_weights;
+  uint32_t suffix = 0;  // interned `'N` text id (0 = none)
+  // Set when its first block has been rewritten: what calls into it resolve to.
+  bool resolved = false;
   const CodeVersion* version = nullptr;
   int identity = -1;
   int base_identity = -1;
+  ReuseSplit split;  // empty unless the block held several reused versions
+};
+
+/// The block being read: its records at input positions.
+struct CurrentBlock {
+  int function = -1;      // InFunction index
+  RecordAgg agg;          // JIT block: all records; ordinary block: the deferred ones
+  bool has_kept = false;  // ordinary block: highest instr position streamed through
+  Position max_kept;
+  uint32_t max_kept_file = 0;
+  // Resolved when the block ends.
+  const CodeVersion* version = nullptr;
+  int identity = -1;
+  int base_identity = -1;
+  ReuseSplit split;
+};
+
+/// A call into a JIT function at a reused address whose block has not been seen yet in this
+/// part: which version it enters depends on that block. Its site is already placed.
+struct PendingCall {
+  int owner = -1, owner_base = -1;
+  CallKey key;  // output site; target and target position still as read
+  uint64_t count = 0;
+  std::vector<uint64_t> inclusive;
+  uint64_t target_addr = 0;
+  uint32_t target_suffix = 0;
 };
 
 class Injector::Impl {
@@ -96,7 +110,7 @@ class Injector::Impl {
   // Streaming (injector.cc).
   void FinishBlock();
   void EmitPassHeader();
-  int BlockFor(const FunctionKey& key);
+  int InFunctionFor(const FunctionKey& key);
   bool IsJitAddress(uint32_t object, uint64_t addr) const;
   /// Whether `addr` (absolute) is code of a real object (see the rules in inject.h); sets
   /// `*owner` to the object's function when a block of it has a cost line there.
@@ -105,16 +119,33 @@ class Injector::Impl {
   bool IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix);
   Position ConvertPlain(const Position& in) const;
   Position Convert(const Position& in, uint32_t line) const;
-  void NoteKept(InBlock* block, const Position& pos, uint32_t file);
 
-  // Part end (part_rewriter.cc).
-  void ResolveBlocks();
-  void ProcessBlock(InBlock* block);
-  int Owner(const InBlock& block, uint64_t addr, const CodeVersion** version);
-  void FindCoowners(InBlock* block);
-  /// Indices of the co-owners of `block` whose instruction boundaries fit `addr`.
-  void CoownersAt(const InBlock& block, uint64_t addr, std::vector<size_t>* fits);
-  static bool IsOwn(const InBlock& block, int owner);
+  // One block (block_rewriter.cc).
+  void RewriteBlock();
+  void ResolveBlock();
+  void RewriteJumps();
+  void RewriteCosts();
+  void RewriteCalls();
+  void RewriteCall(const CallKey& key, const CallValue& value);
+  /// Adds a call whose site is placed (`key.site`, in `owner`'s output function) to the JIT
+  /// function `target` (`version`, recursion suffix `suffix`) entered at the input position
+  /// `key.target_pos`; with `split`, divided among the versions of a reused target's block.
+  void AddCallTo(int owner, int owner_base, const CallKey& key, uint64_t count,
+                 std::span<const uint64_t> inclusive, uint32_t suffix, const CodeVersion* version,
+                 int target, const ReuseSplit* split, uint64_t target_addr);
+  void ResolvePending(const FunctionKey& target);
+  /// Part end: pending calls whose target never had a block, then blocks for call targets.
+  void FlushPending();
+  /// The output function that owns the block's record at `addr`, and the version there (null:
+  /// an ordinary function's own code).
+  int Owner(uint64_t addr, const CodeVersion** version);
+  bool IsOwn(int owner) const;
+  int BaseOf(int owner) const;
+  uint64_t AddrOf(const Position& pos) const;
+  /// Output position and file of a record at `pos` owned by `version` (null: left as it was).
+  void Place(const Position& pos, uint32_t in_file, const CodeVersion* version, Position* out_pos,
+             uint32_t* out_file);
+  FitsFn Fits();
   int Identity(const CodeVersion* version, uint32_t suffix);
   /// The function of an absolute object (ObjectExtents::AddressesAreAbsolute) whose ELF symbol
   /// contains `addr`, or null when no such object or symbol does.
@@ -124,9 +155,13 @@ class Injector::Impl {
   int PassIdentity(const FunctionKey& key);
   void LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line, uint32_t* file);
   uint32_t FileOf(const CodeVersion& version);
+  BlockOutput& Output(int function);
   SynthEdge& Edge(int caller, int target);
   void FinalizeEdges();
-  void EmitAll();
+  /// Writes the functions the block touched (with `empty_too`, also those without records).
+  void EmitOutputs(bool empty_too = false);
+
+  // Part end (part_checks.cc).
   void CheckInvariants();
   void CollectStats();
   void Violation(std::string message);
@@ -141,7 +176,7 @@ class Injector::Impl {
   DefinitionNames definition_names_;
   uint64_t index_min_ = UINT64_MAX, index_max_ = 0;  // address span of the index
 
-  // Part state.
+  // Part state: per function, never per position.
   int part_index_ = 0;
   int64_t part_number_ = 1;
   bool body_started_ = false;
@@ -151,38 +186,44 @@ class Injector::Impl {
   bool add_line_ = false;
   bool first_event_is_ir_ = false;
   size_t events_ = 0;
-  CostPool pool_;
-  std::vector<InBlock> blocks_;
-  std::unordered_map<FunctionKey, int, FunctionKeyHash> block_index_;
+  std::vector<InFunction> in_functions_;
+  std::unordered_map<FunctionKey, int, FunctionKeyHash> in_index_;
   std::vector<OutFunction> out_;
   std::unordered_map<FunctionKey, int, FunctionKeyHash> out_index_;
   // version -> (suffix id, out index) pairs; few suffixes per version.
   std::unordered_map<const CodeVersion*, std::vector<std::pair<uint32_t, int>>> identity_cache_;
+  CostAccounting in_acc_, out_acc_;
+  // Calls waiting for their target's block, by target InFunction index. Rare: only calls into
+  // reused addresses before the target's block.
+  std::unordered_map<FunctionKey, std::vector<PendingCall>, FunctionKeyHash> pending_calls_;
+  int64_t pending_count_ = 0;  // whole run, for --stats
+
+  // The block being read and written.
+  Mode mode_ = Mode::kNone;
+  CurrentBlock block_;
+  CostPool pool_;  // the block's costs, input and output
+  std::vector<BlockOutput> slots_;
+  size_t slots_used_ = 0;
+  FunctionContext cur_out_;  // mapped names of the current ordinary block
+  bool pending_header_ = false;
+  bool cur_deferred_ = false;
+  std::vector<uint64_t> scratch_addrs_;
+  // A copy of one pooled cost vector: adding to the pool may move the original.
+  std::vector<uint64_t> scratch_costs_;
+
+  // Whole run.
+  InjectStats stats_;
   // (object << 32 | function) -> the file of that function's first block, and the keys that
   // SymbolOwner hands out (a node map: pointers to them stay valid).
   std::unordered_map<uint64_t, uint32_t> function_files_;
   std::unordered_map<uint64_t, FunctionKey> symbol_owners_;
-  CostAccounting in_acc_, out_acc_;
-  std::vector<uint64_t> scratch_addrs_;
-  // A copy of one pooled cost vector: adding to the pool may move the original.
-  std::vector<uint64_t> scratch_costs_;
-  // Real-object code that the index also lists: the source's version (its range) -> the object's
-  // function that has cost lines in it (objects with absolute addresses only), and the objects
-  // with absolute addresses seen in this part. Small: one entry per such version.
-  std::unordered_map<const CodeVersion*, FunctionKey> object_code_;
+  // Objects with absolute addresses seen so far (kept across parts: one process's objects).
   std::vector<uint32_t> absolute_objects_;
-  std::unordered_map<uint32_t, bool> object_is_absolute_;  // cache, whole run
-
-  // Current block.
-  Mode mode_ = Mode::kNone;
-  int cur_ = -1;
-  FunctionContext cur_out_;  // mapped names of the current ordinary block
-  bool pending_header_ = false;
-  bool cur_deferred_ = false;
-  bool cur_had_records_ = false;
-
-  // Whole run.
-  InjectStats stats_;
+  std::unordered_map<uint32_t, bool> object_is_absolute_;  // cache
+  // Real-object code that the index also lists: the source's version (its range) -> the object's
+  // function that has cost lines in it (objects with absolute addresses only). Small: one entry
+  // per such version.
+  std::unordered_map<const CodeVersion*, FunctionKey> object_code_;
   std::unordered_set<FunctionKey, FunctionKeyHash> resolved_functions_;
   std::unordered_map<std::string, uint64_t> unresolved_cost_;  // fn text -> first-event cost
   int64_t violations_total_ = 0;

@@ -120,6 +120,13 @@ struct RecordAgg {
   std::unordered_map<JumpKey, JumpValue, JumpKeyHash> jumps;
 
   bool empty() const { return costs.empty() && calls.empty() && jumps.empty(); }
+  /// Empties the tables for the next block. clear() would zero every bucket each time, so a
+  /// table that one large block grew is dropped instead.
+  void Clear() {
+    ClearTable(&costs);
+    ClearTable(&calls);
+    ClearTable(&jumps);
+  }
   void AddCost(CostPool* pool, const CostKey& key, std::span<const uint64_t> costs_in) {
     auto [it, inserted] = costs.try_emplace(key, 0);
     if (inserted) it->second = pool->Alloc();
@@ -136,6 +143,17 @@ struct RecordAgg {
     JumpValue& v = jumps[key];
     AddChecked(&v.followed, followed);
     AddChecked(&v.executed, executed);
+  }
+
+ private:
+  template <typename Table>
+  static void ClearTable(Table* table) {
+    if (table->empty()) return;
+    if (table->bucket_count() > 1024) {
+      *table = Table();
+    } else {
+      table->clear();
+    }
   }
 };
 

@@ -1,0 +1,611 @@
+// One block of the injector, rewritten when it ends: its code version and output identity, the
+// function that owns each of its records, the synthesized edges for cost that left it, and the
+// functions it touched written out. Rules: include/cg_inject/inject.h.
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+#include "cg_inject/symbols.h"
+#include "rewrite/injector_impl.h"
+
+namespace cg_inject {
+
+namespace {
+// The file a version's function is in: its own, else its line table's first, else `???`.
+std::string_view FileText(const CodeVersion& version) {
+  if (!version.source_file.empty()) return version.source_file;
+  if (!version.lines.empty() && version.lines[0].file_index < version.files.size())
+    return version.files[version.lines[0].file_index];
+  return "???";
+}
+}  // namespace
+
+uint32_t Injector::Impl::FileOf(const CodeVersion& version) {
+  return names_.Intern(FileText(version)).id;
+}
+
+void Injector::Impl::LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line,
+                            uint32_t* file) {
+  if (const LineEntry* e = version.LookupLine(addr); e && e->file_index < version.files.size()) {
+    *line = e->line_no;
+    *file = names_.Intern(version.files[e->file_index]).id;
+    return;
+  }
+  *line = version.source_line;
+  *file = FileOf(version);
+}
+
+DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) const {
+  // Views into the index and options_ only: this runs for every version of every source, and
+  // interning each name would cost gigabytes for a 10-million-line perf map.
+  const SymbolSourceInfo* source =
+      version.source < index_.sources().size() ? &index_.sources()[version.source] : nullptr;
+  std::string_view object = source && !source->object_name.empty() ? source->object_name
+                            : source                               ? source->path
+                                                                   : std::string_view("jit");
+  // The caller may give each version an object of its own (ELF images of the JIT code).
+  if (size_t v = size_t(&version - index_.versions().data());
+      v < options_.version_objects.size() && !options_.version_objects[v].empty())
+    object = options_.version_objects[v];
+  std::string_view file = FileText(version);
+  // Empty for a nameless version, which Identity names `jit@ADDR`, unique per address.
+  std::string_view function =
+      !version.function_name.empty() ? version.function_name : std::string_view(version.raw_name);
+  // The name's own position when it has one: a line table may start on another line for each
+  // tier of one definition.
+  uint32_t line = version.definition_line != 0 ? version.definition_line : version.source_line;
+  return {object, file, function, line, version.definition_column};
+}
+
+int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
+  std::vector<std::pair<uint32_t, int>>& cached = identity_cache_[version];
+  for (const auto& [s, index] : cached)
+    if (s == suffix) return index;
+  DefinitionSite site = SiteOf(*version);
+  // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
+  std::string function =
+      site.name.empty() ? "jit@" + std::to_string(version->start) : definition_names_.NameOf(site);
+  if (suffix) function += names_.Text(suffix);
+  FunctionKey key{names_.Intern(site.object).id, names_.Intern(site.file).id,
+                  names_.Intern(function).id};
+  auto [it, inserted] = out_index_.try_emplace(key, int(out_.size()));
+  if (inserted) {
+    OutFunction& f = out_.emplace_back();
+    f.key = key;
+    f.jit = true;
+  }
+  cached.emplace_back(suffix, it->second);
+  return it->second;
+}
+
+int Injector::Impl::PassIdentity(const FunctionKey& key) {
+  auto [it, inserted] = out_index_.try_emplace(key, int(out_.size()));
+  if (inserted) out_.emplace_back().key = key;
+  return it->second;
+}
+
+BlockOutput& Injector::Impl::Output(int function) {
+  OutFunction& f = out_[size_t(function)];
+  if (f.slot < 0) {
+    f.slot = int(slots_used_++);
+    if (slots_.size() < slots_used_) slots_.emplace_back();
+    BlockOutput& slot = slots_[size_t(f.slot)];
+    slot.function = function;
+    slot.agg.Clear();
+    slot.edges.clear();
+    slot.has_kept = false;
+  }
+  return slots_[size_t(f.slot)];
+}
+
+SynthEdge& Injector::Impl::Edge(int caller, int target) {
+  SynthEdge& e = Output(caller).edges[target];
+  if (!e.has_inclusive) {
+    e.inclusive = pool_.Alloc();
+    e.has_inclusive = true;
+  }
+  return e;
+}
+
+void Injector::Impl::RewriteBlock() {
+  ResolveBlock();
+  RewriteJumps();
+  RewriteCosts();
+  RewriteCalls();
+  FinalizeEdges();
+  EmitOutputs();
+  InFunction& f = in_functions_[size_t(block_.function)];
+  if (f.jit && pending_calls_.count(f.key)) ResolvePending(f.key);
+  block_.agg.Clear();
+}
+
+void Injector::Impl::ResolveBlock() {
+  InFunction& f = in_functions_[size_t(block_.function)];
+  block_.split.clear();
+  block_.version = nullptr;
+  if (f.jit && IsObjectCode(f.entry)) {
+    // Its entry turned out to be a real object's code: a source never renames it.
+    f.jit = false;
+    --stats_.jit_blocks_resolved;
+  }
+  if (!f.jit) {
+    block_.identity = block_.base_identity = PassIdentity(f.key);
+    return;
+  }
+  scratch_addrs_.clear();
+  if (instr_col_ >= 0) {
+    size_t c = size_t(instr_col_);
+    for (const auto& [key, offset] : block_.agg.costs) scratch_addrs_.push_back(key.pos.values[c]);
+    for (const auto& [key, value] : block_.agg.calls) scratch_addrs_.push_back(key.site.values[c]);
+    std::sort(scratch_addrs_.begin(), scratch_addrs_.end());
+    scratch_addrs_.erase(std::unique(scratch_addrs_.begin(), scratch_addrs_.end()),
+                         scratch_addrs_.end());
+  }
+  block_.version = chooser_.ChooseForBlock(f.entry, scratch_addrs_, part_number_);
+  if (!block_.version) block_.version = index_.Lookup(f.entry);
+  block_.identity = Identity(block_.version, f.suffix);
+  block_.base_identity = f.suffix ? Identity(block_.version, 0) : block_.identity;
+  if (instr_col_ >= 0) {
+    std::vector<const CodeVersion*> candidates = index_.LookupAll(f.entry);
+    if (candidates.size() >= 2) {
+      size_t c = size_t(instr_col_);
+      std::vector<BlockLine> lines;
+      for (const auto& [key, offset] : block_.agg.costs)
+        lines.push_back({key.pos.values[c], pool_.Get(offset), false});
+      for (const auto& [key, value] : block_.agg.calls)
+        lines.push_back({key.site.values[c], pool_.Get(value.inclusive), true});
+      block_.split = FindReuseSplit(candidates, lines, events_, Fits());
+      if (!block_.split.empty()) {
+        ++stats_.reused_blocks_split;
+        for (const CodeVersion* v : block_.split.versions)
+          block_.split.identities.push_back(Identity(v, f.suffix));
+      }
+    }
+  }
+  // Calls into this function from now on enter what its first block resolved to.
+  InFunction& g = in_functions_[size_t(block_.function)];
+  if (!g.resolved) {
+    g.resolved = true;
+    g.version = block_.version;
+    g.identity = block_.identity;
+    g.base_identity = block_.base_identity;
+    g.split = block_.split;
+  }
+}
+
+FitsFn Injector::Impl::Fits() {
+  return [this](const CodeVersion& version, uint64_t addr) {
+    return chooser_.FitsBoundary(version, addr);
+  };
+}
+
+bool Injector::Impl::IsOwn(int owner) const {
+  const std::vector<int>& ids = block_.split.identities;
+  return owner == block_.identity || std::find(ids.begin(), ids.end(), owner) != ids.end();
+}
+
+int Injector::Impl::Owner(uint64_t addr, const CodeVersion** version) {
+  const InFunction& block = in_functions_[size_t(block_.function)];
+  *version = block_.version;
+  if (instr_col_ < 0) return block_.identity;
+  if (block.jit) {
+    const FunctionKey* object_owner = nullptr;
+    if (IsObjectCode(addr, &object_owner)) {
+      // The ELF symbol that contains the address owns it. The function that had a cost line
+      // there is only a fallback for objects without symbols: Callgrind charges tail jumps
+      // inside native code to the jumping function (Node's builtins show it).
+      if (const FunctionKey* symbol_owner = SymbolOwner(addr)) object_owner = symbol_owner;
+      if (!object_owner) return block_.identity;
+      *version = nullptr;
+      int owner = PassIdentity(*object_owner);
+      out_[size_t(owner)].moved_in = true;
+      ++stats_.object_code_lines;
+      return owner;
+    }
+    const ReuseSplit& split = block_.split;
+    for (size_t i = 0; i < split.versions.size(); ++i) {
+      if (chooser_.FitsBoundary(*split.versions[i], addr)) {
+        *version = split.versions[i];
+        return split.identities[i];
+      }
+    }
+    const CodeVersion* v = chooser_.Choose(addr, block_.version, part_number_);
+    if (!v) return block_.identity;  // not covered: stays with the block's function
+    *version = v;
+    int base = Identity(v, 0);
+    return base == block_.base_identity ? block_.identity : base;
+  }
+  if (!IsJitAddress(block.key.object, addr)) return block_.identity;
+  const CodeVersion* v = chooser_.Choose(addr, nullptr, part_number_);
+  if (!v) return block_.identity;
+  *version = v;
+  return Identity(v, 0);
+}
+
+uint64_t Injector::Impl::AddrOf(const Position& pos) const {
+  return instr_col_ >= 0 ? pos.values[size_t(instr_col_)]
+                         : in_functions_[size_t(block_.function)].entry;
+}
+
+void Injector::Impl::Place(const Position& pos, uint32_t in_file, const CodeVersion* version,
+                           Position* out_pos, uint32_t* out_file) {
+  if (!version) {
+    *out_pos = ConvertPlain(pos);
+    *out_file = in_file;
+    return;
+  }
+  uint32_t line = 0;
+  LineOf(*version, AddrOf(pos), &line, out_file);
+  *out_pos = Convert(pos, line);
+}
+
+int Injector::Impl::BaseOf(int owner) const {
+  return owner == block_.identity ? block_.base_identity : owner;
+}
+
+void Injector::Impl::RewriteJumps() {
+  // Jumps first: jumps from the block's own code into another function are the best evidence
+  // for the call counts of synthesized edges.
+  const InFunction& b = in_functions_[size_t(block_.function)];
+  const bool jit = b.jit;
+  const FunctionKey block_key = b.key;
+  for (const auto& [key, value] : block_.agg.jumps) {
+    const CodeVersion* site_version = nullptr;
+    int owner = Owner(AddrOf(key.site), &site_version);
+    JumpKey out_key = key;
+    Place(key.site, key.site_file, site_version, &out_key.site, &out_key.site_file);
+    out_key.target = ConvertPlain(key.target);
+    if (instr_col_ >= 0) {
+      uint64_t target_addr = key.target.values[size_t(instr_col_)];
+      const CodeVersion* tv = nullptr;
+      if ((jit && !IsObjectCode(target_addr)) || IsJitAddress(block_key.object, target_addr))
+        tv = chooser_.Choose(target_addr, jit ? block_.version : nullptr, part_number_);
+      if (tv) {
+        int target_base = Identity(tv, 0);
+        int target = target_base == BaseOf(owner) ? owner : target_base;
+        uint32_t line = 0, file = 0;
+        LineOf(*tv, target_addr, &line, &file);
+        out_key.target = Convert(key.target, line);
+        out_key.target_file = file;
+        out_key.target_function = out_[size_t(target)].key.function;
+        if (IsOwn(owner) && target_base != block_.base_identity) {
+          SynthEdge& e = Edge(block_.identity, target_base);
+          e.jump_count += value.followed;
+          if (!e.has_jump_site && value.followed > 0) {
+            e.has_jump_site = true;
+            e.jump_site = out_key.site;
+            e.jump_site_file = out_key.site_file;
+          }
+        }
+      }
+    } else {
+      uint64_t target_addr = 0;
+      uint32_t suffix = 0;
+      FunctionKey tk{block_key.object, key.target_file, key.target_function};
+      if (IsJitTarget(tk, &target_addr, &suffix)) {
+        const CodeVersion* tv = chooser_.Choose(target_addr, nullptr, part_number_);
+        if (tv) {
+          const OutFunction& t = out_[size_t(Identity(tv, suffix))];
+          out_key.target_file = t.key.file;
+          out_key.target_function = t.key.function;
+        }
+      }
+    }
+    Output(owner).agg.AddJump(out_key, value.followed, value.executed);
+  }
+}
+
+void Injector::Impl::RewriteCosts() {
+  const bool jit = in_functions_[size_t(block_.function)].jit;
+  std::vector<size_t> fits;
+  std::vector<uint64_t>& copy = scratch_costs_;  // reused: one allocation per run, not per line
+  for (const auto& [key, offset] : block_.agg.costs) {
+    uint64_t addr = AddrOf(key.pos);
+    // Copy: adding to the pool may move the original.
+    copy.assign(pool_.Get(offset).begin(), pool_.Get(offset).end());
+    if (!block_.split.empty()) {
+      VersionsAt(block_.split, addr, Fits(), &fits);
+      if (fits.size() > 1) {
+        // A line several reused versions share (their common entry): split by entry counts.
+        std::vector<uint64_t> weights;
+        for (size_t i : fits) weights.push_back(block_.split.entry_counts[i]);
+        std::vector<std::vector<uint64_t>> shares(fits.size(), std::vector<uint64_t>(copy.size()));
+        for (size_t e = 0; e < copy.size(); ++e) {
+          std::vector<uint64_t> s = SplitProportionally(copy[e], weights);
+          for (size_t k = 0; k < fits.size(); ++k) shares[k][e] = s[k];
+        }
+        for (size_t k = 0; k < fits.size(); ++k) {
+          CostKey out_key;
+          Place(key.pos, key.file, block_.split.versions[fits[k]], &out_key.pos, &out_key.file);
+          Output(block_.split.identities[fits[k]]).agg.AddCost(&pool_, out_key, shares[k]);
+        }
+        continue;
+      }
+    }
+    const CodeVersion* version = nullptr;
+    int owner = Owner(addr, &version);
+    CostKey out_key;
+    Place(key.pos, key.file, jit || owner != block_.identity ? version : nullptr, &out_key.pos,
+          &out_key.file);
+    Output(owner).agg.AddCost(&pool_, out_key, copy);
+    if (IsOwn(owner)) {
+      if (jit && owner == block_.identity && instr_col_ >= 0 &&
+          (!block_.has_kept || PositionLess(block_.max_kept, out_key.pos))) {
+        block_.has_kept = true;
+        block_.max_kept = out_key.pos;
+        block_.max_kept_file = out_key.file;
+      }
+      continue;
+    }
+    SynthEdge& e = Edge(block_.identity, owner);
+    pool_.Add(e.inclusive, copy);
+    uint64_t first = copy.empty() ? 0 : copy[0];
+    e.NoteMoved(addr, out_key.pos, out_key.file, first, version, version && addr == version->start);
+    ++stats_.cost_lines_moved;
+    stats_.cost_moved += first;
+  }
+}
+
+void Injector::Impl::RewriteCalls() {
+  for (const auto& [key, value] : block_.agg.calls) RewriteCall(key, value);
+}
+
+void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
+  const bool jit = in_functions_[size_t(block_.function)].jit;
+  const CodeVersion* site_version = nullptr;
+  int owner = Owner(AddrOf(key.site), &site_version);
+  CallKey out_key;
+  Place(key.site, key.site_file, jit || owner != block_.identity ? site_version : nullptr,
+        &out_key.site, &out_key.site_file);
+  out_key.target_pos = key.target_pos;
+  std::vector<uint64_t>& copy = scratch_costs_;
+  copy.assign(pool_.Get(value.inclusive).begin(), pool_.Get(value.inclusive).end());
+  if (!IsOwn(owner)) {
+    SynthEdge& e = Edge(block_.identity, owner);
+    pool_.Add(e.inclusive, copy);
+    if (!e.target_version) e.target_version = site_version;
+  }
+  uint64_t target_addr = 0;
+  uint32_t suffix = 0;
+  if (!IsJitTarget(key.target, &target_addr, &suffix)) {
+    out_key.target = key.target;
+    out_key.target_pos = ConvertPlain(key.target_pos);
+    Output(owner).agg.AddCall(&pool_, out_key, value.count, copy);
+    return;
+  }
+  auto found = in_index_.find(key.target);
+  const InFunction* target =
+      found != in_index_.end() ? &in_functions_[size_t(found->second)] : nullptr;
+  if (target && target->jit && target->resolved) {
+    AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, target->version,
+              target->identity, target->split.empty() ? nullptr : &target->split, target_addr);
+    return;
+  }
+  if ((!target || target->jit) && index_.LookupAll(target_addr).size() >= 2) {
+    // Which of the versions at this reused address the call enters depends on the target's
+    // block, which may come later in the part: wait for it.
+    PendingCall& p = pending_calls_[key.target].emplace_back();
+    p.owner = owner;
+    p.owner_base = BaseOf(owner);
+    p.key = out_key;
+    p.count = value.count;
+    p.inclusive = copy;
+    p.target_addr = target_addr;
+    p.target_suffix = suffix;
+    ++pending_count_;
+    return;
+  }
+  const CodeVersion* tv = chooser_.Choose(target_addr, nullptr, part_number_);
+  if (!tv) tv = index_.Lookup(target_addr);
+  AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, tv, Identity(tv, suffix),
+            nullptr, target_addr);
+}
+
+void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, uint64_t count,
+                               std::span<const uint64_t> inclusive, uint32_t suffix,
+                               const CodeVersion* version, int target, const ReuseSplit* split,
+                               uint64_t target_addr) {
+  const size_t instr = instr_col_ >= 0 ? size_t(instr_col_) : 0;
+  uint64_t entered_at = instr_col_ >= 0 ? key.target_pos.values[instr] : target_addr;
+  ++stats_.calls_renamed;
+  if (split) {
+    // A call into a block that several reused versions share: split it among them.
+    std::vector<uint64_t> counts = SplitProportionally(count, split->entry_counts);
+    std::vector<std::vector<uint64_t>> shares(split->versions.size(),
+                                              std::vector<uint64_t>(inclusive.size()));
+    for (size_t e = 0; e < inclusive.size(); ++e) {
+      std::vector<uint64_t> w;
+      for (const auto& weights : split->weights) w.push_back(weights[e]);
+      std::vector<uint64_t> s = SplitProportionally(inclusive[e], w);
+      for (size_t k = 0; k < s.size(); ++k) shares[k][e] = s[k];
+    }
+    for (size_t k = 0; k < split->versions.size(); ++k) {
+      uint32_t line = 0, file = 0;
+      LineOf(*split->versions[k], entered_at, &line, &file);
+      CallKey split_key = key;
+      split_key.target = out_[size_t(split->identities[k])].key;
+      split_key.target_pos = Convert(key.target_pos, line);
+      out_[size_t(split->identities[k])].called = true;
+      Output(owner).agg.AddCall(&pool_, split_key, counts[k], shares[k]);
+    }
+    return;
+  }
+  int target_base = suffix ? Identity(version, 0) : target;
+  if (target_base == owner_base && target == owner && entered_at != version->start) {
+    // A call between pieces of one function, not to its entry: an internal transfer. The
+    // target piece's cost is already this function's own.
+    --stats_.calls_renamed;
+    ++stats_.internal_transfers_dropped;
+    return;
+  }
+  uint32_t line = 0, file = 0;
+  LineOf(*version, entered_at, &line, &file);
+  CallKey out_key = key;
+  out_key.target = out_[size_t(target)].key;
+  out_key.target_pos = Convert(key.target_pos, line);
+  out_[size_t(target)].called = true;
+  Output(owner).agg.AddCall(&pool_, out_key, count, inclusive);
+}
+
+void Injector::Impl::ResolvePending(const FunctionKey& target_key) {
+  auto it = pending_calls_.find(target_key);
+  if (it == pending_calls_.end()) return;
+  std::vector<PendingCall> calls = std::move(it->second);
+  pending_calls_.erase(it);
+  const InFunction& t = in_functions_[size_t(in_index_.at(target_key))];
+  for (const PendingCall& p : calls) {
+    AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, t.version,
+              t.identity, t.split.empty() ? nullptr : &t.split, p.target_addr);
+  }
+  EmitOutputs();
+}
+
+void Injector::Impl::FlushPending() {
+  // Targets whose block never came in this part: resolved as any call to an address.
+  std::vector<FunctionKey> keys;
+  for (const auto& [key, calls] : pending_calls_) keys.push_back(key);
+  std::sort(keys.begin(), keys.end(), [](const FunctionKey& a, const FunctionKey& b) {
+    return std::tie(a.object, a.file, a.function) < std::tie(b.object, b.file, b.function);
+  });
+  for (const FunctionKey& key : keys) {
+    for (const PendingCall& p : pending_calls_[key]) {
+      const CodeVersion* tv = chooser_.Choose(p.target_addr, nullptr, part_number_);
+      if (!tv) tv = index_.Lookup(p.target_addr);
+      AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, tv,
+                Identity(tv, p.target_suffix), nullptr, p.target_addr);
+    }
+  }
+  pending_calls_.clear();
+  EmitOutputs();
+  // A function that is only a call target still gets a block: consumers need one to name it.
+  for (size_t i = 0; i < out_.size(); ++i) {
+    if (!out_[i].called || out_[i].emitted) continue;
+    Output(int(i));
+  }
+  EmitOutputs(/*empty_too=*/true);
+}
+
+void Injector::Impl::FinalizeEdges() {
+  for (size_t s = 0; s < slots_used_; ++s) {
+    const int caller = slots_[s].function;
+    for (auto& [target, e] : slots_[s].edges) {
+      if (e.moved_lines == 0 && !e.target_version) continue;  // jump evidence only
+      // Moved into an ordinary function (object code): no version, positions as recorded.
+      bool plain = !e.target_version;
+      const CodeVersion* tv = e.target_version;
+      CallKey key;
+      if (e.has_jump_site) {
+        key.site = e.jump_site;
+        key.site_file = e.jump_site_file;
+      } else if (caller == block_.identity && block_.has_kept) {
+        key.site = block_.max_kept;
+        key.site_file = block_.max_kept_file;
+      } else if (plain) {
+        key.site = e.min_pos;
+        key.site_file = e.min_file;
+      } else if (tv) {
+        uint32_t line = 0;
+        if (instr_col_ >= 0) key.site.values[size_t(instr_col_)] = e.min_addr;
+        LineOf(*tv, e.min_addr, &line, &key.site_file);
+        if (out_line_col_ >= 0) key.site.values[size_t(out_line_col_)] = line;
+      }
+      key.target = out_[size_t(target)].key;
+      if (plain) key.target_pos = e.min_pos;
+      if (tv) {
+        uint64_t entry = e.entry_seen || e.min_addr == UINT64_MAX ? tv->start : e.min_addr;
+        uint32_t line = 0, file = 0;
+        LineOf(*tv, entry, &line, &file);
+        if (instr_col_ >= 0) key.target_pos.values[size_t(instr_col_)] = entry;
+        if (out_line_col_ >= 0) key.target_pos.values[size_t(out_line_col_)] = line;
+      }
+      std::span<const uint64_t> incl = pool_.Get(e.inclusive);
+      scratch_costs_.assign(incl.begin(), incl.end());
+      // Only the caller's slot changes here: `edges` is not touched while iterating it.
+      slots_[s].agg.AddCall(&pool_, key, e.CallCount(first_event_is_ir_), scratch_costs_);
+      out_[size_t(target)].called = true;
+      ++stats_.edges_synthesized;
+    }
+  }
+}
+
+void Injector::Impl::EmitOutputs(bool empty_too) {
+  for (size_t s = 0; s < slots_used_; ++s) {
+    BlockOutput& slot = slots_[s];
+    OutFunction& f = out_[size_t(slot.function)];
+    f.slot = -1;
+    if (slot.agg.empty() && !empty_too) continue;
+    f.emitted = true;
+    FunctionContext ctx{Name{f.key.object, names_.Text(f.key.object)},
+                        Name{f.key.file, names_.Text(f.key.file)},
+                        Name{f.key.function, names_.Text(f.key.function)}};
+    downstream_->OnFunction(ctx);
+    out_acc_.Function(f.key);
+    if (f.jit) resolved_functions_.insert(f.key);
+    std::vector<const std::pair<const CostKey, size_t>*> costs;
+    for (const auto& entry : slot.agg.costs) costs.push_back(&entry);
+    std::sort(costs.begin(), costs.end(), [](auto* a, auto* b) {
+      if (a->first.pos != b->first.pos) return PositionLess(a->first.pos, b->first.pos);
+      return a->first.file < b->first.file;
+    });
+    for (const auto* entry : costs) {
+      CostRecord rec{entry->first.pos, Name{entry->first.file, names_.Text(entry->first.file)},
+                     pool_.Get(entry->second)};
+      downstream_->OnCost(rec);
+      out_acc_.Cost(rec.costs);
+    }
+
+    std::vector<const std::pair<const CallKey, CallValue>*> calls;
+    for (const auto& entry : slot.agg.calls) calls.push_back(&entry);
+    std::sort(calls.begin(), calls.end(), [](auto* a, auto* b) {
+      const CallKey& x = a->first;
+      const CallKey& y = b->first;
+      if (x.site != y.site) return PositionLess(x.site, y.site);
+      if (x.site_file != y.site_file) return x.site_file < y.site_file;
+      if (!(x.target == y.target))
+        return std::tie(x.target.object, x.target.file, x.target.function) <
+               std::tie(y.target.object, y.target.file, y.target.function);
+      return PositionLess(x.target_pos, y.target_pos);
+    });
+    for (const auto* entry : calls) {
+      const CallKey& k = entry->first;
+      CallRecord rec;
+      rec.count = entry->second.count;
+      rec.target = k.target_pos;
+      rec.source = k.site;
+      rec.source_file = Name{k.site_file, names_.Text(k.site_file)};
+      rec.target_object = Name{k.target.object, names_.Text(k.target.object)};
+      rec.target_file = Name{k.target.file, names_.Text(k.target.file)};
+      rec.target_function = Name{k.target.function, names_.Text(k.target.function)};
+      rec.inclusive = pool_.Get(entry->second.inclusive);
+      downstream_->OnCall(rec);
+      out_acc_.Call(k.target, rec.inclusive);
+    }
+
+    std::vector<const std::pair<const JumpKey, JumpValue>*> jumps;
+    for (const auto& entry : slot.agg.jumps) jumps.push_back(&entry);
+    std::sort(jumps.begin(), jumps.end(), [](auto* a, auto* b) {
+      const JumpKey& x = a->first;
+      const JumpKey& y = b->first;
+      if (x.site != y.site) return PositionLess(x.site, y.site);
+      if (x.target != y.target) return PositionLess(x.target, y.target);
+      return std::tie(x.site_file, x.target_file, x.target_function, x.conditional) <
+             std::tie(y.site_file, y.target_file, y.target_function, y.conditional);
+    });
+    for (const auto* entry : jumps) {
+      const JumpKey& k = entry->first;
+      JumpRecord rec;
+      rec.conditional = k.conditional;
+      rec.followed = entry->second.followed;
+      rec.executed = entry->second.executed;
+      rec.target = k.target;
+      rec.source = k.site;
+      rec.source_file = Name{k.site_file, names_.Text(k.site_file)};
+      rec.target_file = Name{k.target_file, names_.Text(k.target_file)};
+      rec.target_function = Name{k.target_function, names_.Text(k.target_function)};
+      downstream_->OnJump(rec);
+    }
+  }
+  slots_used_ = 0;
+}
+
+}  // namespace cg_inject

@@ -1,0 +1,107 @@
+#include "rewrite/reuse_split.h"
+#include "rewrite/synth_edge.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "cg_inject/symbols.h"
+
+namespace cg_inject {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+TEST(SplitProportionallyTest, SharesAddUpAndFollowWeights) {
+  EXPECT_THAT(SplitProportionally(100, std::vector<uint64_t>{1, 3}), ElementsAre(25, 75));
+  // The last share takes the rounding rest.
+  EXPECT_THAT(SplitProportionally(10, std::vector<uint64_t>{1, 1, 1}), ElementsAre(3, 3, 4));
+  // All weights 0: equal shares.
+  EXPECT_THAT(SplitProportionally(9, std::vector<uint64_t>{0, 0, 0}), ElementsAre(3, 3, 3));
+  EXPECT_THAT(SplitProportionally(5, std::vector<uint64_t>{}), IsEmpty());
+  // Products past 2^64 do not wrap.
+  std::vector<uint64_t> big{UINT64_MAX / 2, UINT64_MAX / 2};
+  std::vector<uint64_t> shares = SplitProportionally(UINT64_MAX, big);
+  EXPECT_EQ(shares[0] + shares[1], UINT64_MAX);
+  EXPECT_EQ(shares[0], UINT64_MAX / 2);
+}
+
+// Two versions at 0x1000: A's instructions at 0x1000 and 0x1004, B's at 0x1000 and 0x1006.
+class FindReuseSplitTest : public ::testing::Test {
+ protected:
+  FindReuseSplitTest() {
+    a_.start = b_.start = 0x1000;
+    a_.size = b_.size = 0x10;
+  }
+  FitsFn Fits() {
+    return [this](const CodeVersion& v, uint64_t addr) {
+      if (addr == 0x1000) return true;
+      return &v == &a_ ? addr == 0x1004 : addr == 0x1006;
+    };
+  }
+  CodeVersion a_, b_;
+  std::vector<const CodeVersion*> both_{&a_, &b_};
+};
+
+TEST_F(FindReuseSplitTest, EachVersionWithOwnCodeGetsItsShare) {
+  std::vector<uint64_t> entry{40, 4}, own_a{30, 3}, own_b{10, 1}, call{100, 10};
+  std::vector<BlockLine> lines{
+      {0x1000, entry, false}, {0x1004, own_a, false}, {0x1006, own_b, false}, {0x1006, call, true}};
+  ReuseSplit split = FindReuseSplit(both_, lines, 2, Fits());
+  ASSERT_EQ(split.versions.size(), 2u);
+  EXPECT_EQ(split.versions[0], &a_);
+  EXPECT_EQ(split.versions[1], &b_);
+  // Entry counts: the first event at each version's lowest own address.
+  EXPECT_THAT(split.entry_counts, ElementsAre(30, 10));
+  // Weights: own lines whole, the shared entry 3:1, the call's inclusive cost to B.
+  EXPECT_THAT(split.weights[0], ElementsAre(30 + 30, 3 + 3));
+  EXPECT_THAT(split.weights[1], ElementsAre(10 + 10 + 100, 1 + 1 + 10));
+  // Nothing is lost: the weights add up to every line's cost.
+  EXPECT_EQ(split.weights[0][0] + split.weights[1][0], 40u + 30 + 10 + 100);
+
+  std::vector<size_t> at;
+  VersionsAt(split, 0x1000, Fits(), &at);
+  EXPECT_THAT(at, ElementsAre(0, 1));
+  VersionsAt(split, 0x1006, Fits(), &at);
+  EXPECT_THAT(at, ElementsAre(1));
+}
+
+TEST_F(FindReuseSplitTest, OneVersionWithOwnCodeIsNoSplit) {
+  std::vector<uint64_t> entry{40}, own_a{30};
+  std::vector<BlockLine> lines{{0x1000, entry, false}, {0x1004, own_a, false}};
+  EXPECT_TRUE(FindReuseSplit(both_, lines, 1, Fits()).empty());
+  // One candidate: never split.
+  EXPECT_TRUE(FindReuseSplit(std::vector<const CodeVersion*>{&a_}, lines, 1, Fits()).empty());
+}
+
+TEST_F(FindReuseSplitTest, CallSitesAloneDoNotMakeAVersionAnOwner) {
+  // B has only a call site of its own: entry counts come from cost lines only.
+  std::vector<uint64_t> entry{40}, own_a{30}, call{100};
+  std::vector<BlockLine> lines{
+      {0x1000, entry, false}, {0x1004, own_a, false}, {0x1006, call, true}};
+  EXPECT_TRUE(FindReuseSplit(both_, lines, 1, Fits()).empty());
+}
+
+TEST(SynthEdgeTest, CallCountPrefersJumpsThenEntryThenLowestAddress) {
+  SynthEdge e;
+  CodeVersion v;
+  v.start = 0x2000;
+  Position p;
+  e.NoteMoved(0x2010, p, 0, 7, &v, false);
+  EXPECT_EQ(e.CallCount(true), 7u);  // the lowest moved address ran 7 times
+  e.NoteMoved(0x2000, p, 0, 5, &v, true);
+  EXPECT_EQ(e.CallCount(true), 5u);   // the entry ran 5 times
+  EXPECT_EQ(e.CallCount(false), 1u);  // not Ir: no count to trust
+  e.jump_count = 3;
+  EXPECT_EQ(e.CallCount(true), 3u);
+  EXPECT_EQ(e.moved_lines, 2);
+  EXPECT_EQ(e.min_addr, 0x2000u);
+  SynthEdge none;
+  none.NoteMoved(0x2010, p, 0, 0, &v, false);
+  EXPECT_EQ(none.CallCount(true), 1u);  // never 0
+}
+
+}  // namespace
+}  // namespace cg_inject
