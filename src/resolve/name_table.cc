@@ -11,11 +11,20 @@ constexpr uint32_t kDenseUpstreamLimit = 1u << 24;
 Name NameTable::Intern(std::string_view text) {
   auto it = ids_.find(text);
   if (it != ids_.end()) return Name{it->second, texts_[it->second]};
-  const std::string& stored = storage_.emplace_back(text);
+  return Add(storage_.emplace_back(text));
+}
+
+Name NameTable::Add(std::string_view stored) {
   uint32_t id = static_cast<uint32_t>(texts_.size());
   texts_.push_back(stored);
   ids_.emplace(stored, id);
   return Name{id, stored};
+}
+
+uint32_t NameTable::InternUpstream(std::string_view text) {
+  // The upstream reader keeps its names for its whole life (see Map): no copy.
+  auto it = ids_.find(text);
+  return it != ids_.end() ? it->second : Add(text).id;
 }
 
 Name NameTable::Map(Name upstream) {
@@ -23,11 +32,11 @@ Name NameTable::Map(Name upstream) {
   if (upstream.id < kDenseUpstreamLimit) {
     if (upstream.id >= upstream_.size()) upstream_.resize(size_t{upstream.id} * 2 + 16, 0);
     uint32_t& ours = upstream_[upstream.id];
-    if (ours == 0) ours = Intern(upstream.text).id;
+    if (ours == 0) ours = InternUpstream(upstream.text);
     return Name{ours, texts_[ours]};
   }
   auto [it, inserted] = upstream_sparse_.emplace(upstream.id, 0);
-  if (inserted) it->second = Intern(upstream.text).id;
+  if (inserted) it->second = InternUpstream(upstream.text);
   return Name{it->second, texts_[it->second]};
 }
 

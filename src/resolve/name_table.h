@@ -20,13 +20,17 @@ class NameTable {
   /// table.
   Name Intern(std::string_view text);
   /// Maps a name of the upstream reader to this table. Upstream ids are cached, so only the first
-  /// sight of each upstream name hashes its text. Id 0 maps to id 0.
+  /// sight of each upstream name hashes its text. Id 0 maps to id 0. The text is not copied:
+  /// `upstream.text` must live as long as this table (the reader's names do).
   Name Map(Name upstream);
   /// Text of an id from this table.
   std::string_view Text(uint32_t id) const { return texts_[id]; }
   size_t size() const { return texts_.size(); }
 
  private:
+  Name Add(std::string_view stored);
+  uint32_t InternUpstream(std::string_view text);
+
   // deque: pushing never moves existing strings, so views into them stay valid.
   std::deque<std::string> storage_;
   std::vector<std::string_view> texts_{std::string_view()};

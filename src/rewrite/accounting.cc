@@ -25,14 +25,15 @@ void CostAccounting::Reset(size_t events) {
   events_ = events;
   totals_.assign(events, 0);
   functions_.clear();
+  sums_.clear();
   current_ = nullptr;
 }
 
 CostAccounting::Entry& CostAccounting::Touch(const FunctionKey& key) {
   auto [it, inserted] = functions_.try_emplace(key);
   if (inserted) {
-    it->second.self.assign(events_, 0);
-    it->second.calls.assign(events_, 0);
+    it->second.sums = sums_.size();
+    sums_.resize(sums_.size() + 2 * events_, 0);
   }
   return it->second;
 }
@@ -45,8 +46,9 @@ void CostAccounting::Function(const FunctionKey& key) {
 void CostAccounting::Cost(std::span<const uint64_t> costs) {
   if (!current_) return;
   size_t n = std::min(costs.size(), events_);
+  uint64_t* self = sums_.data() + current_->sums;
   for (size_t i = 0; i < n; ++i) {
-    Add(&current_->self[i], costs[i]);
+    Add(&self[i], costs[i]);
     Add(&totals_[i], costs[i]);
   }
 }
@@ -54,9 +56,10 @@ void CostAccounting::Cost(std::span<const uint64_t> costs) {
 void CostAccounting::Call(const FunctionKey& target, std::span<const uint64_t> inclusive) {
   if (!current_) return;
   Entry* caller = current_;
-  Touch(target);
+  Touch(target);  // may grow sums_: index it afterwards
   size_t n = std::min(inclusive.size(), events_);
-  for (size_t i = 0; i < n; ++i) Add(&caller->calls[i], inclusive[i]);
+  uint64_t* calls = sums_.data() + caller->sums + events_;
+  for (size_t i = 0; i < n; ++i) Add(&calls[i], inclusive[i]);
 }
 
 std::vector<FunctionKey> CostAccounting::MissingTargets() const {
@@ -70,9 +73,10 @@ std::vector<uint64_t> CostAccounting::Inclusive(const FunctionKey& key) const {
   std::vector<uint64_t> sum(events_, 0);
   auto it = functions_.find(key);
   if (it == functions_.end()) return sum;
+  const uint64_t* sums = sums_.data() + it->second.sums;
   for (size_t i = 0; i < events_; ++i) {
-    sum[i] = it->second.self[i];
-    Add(&sum[i], it->second.calls[i]);
+    sum[i] = sums[i];
+    Add(&sum[i], sums[events_ + i]);
   }
   return sum;
 }

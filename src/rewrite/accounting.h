@@ -31,10 +31,10 @@ struct FunctionKeyHash {
 /// Every sum is checked: one past 2^64 throws InputError instead of wrapping.
 class CostAccounting {
  public:
+  /// Per function: where its sums are, no allocation of its own (a profile may name millions).
   struct Entry {
-    std::vector<uint64_t> self;
-    std::vector<uint64_t> calls;  // summed inclusive cost of outgoing calls
-    bool defined = false;         // has an fn= block
+    size_t sums = 0;       // self at [sums, sums + events), calls' inclusive sum right after
+    bool defined = false;  // has an fn= block
   };
 
   void Reset(size_t events);
@@ -52,13 +52,18 @@ class CostAccounting {
   std::vector<FunctionKey> MissingTargets() const;
   /// self + calls of `key`, or all zero when unknown.
   std::vector<uint64_t> Inclusive(const FunctionKey& key) const;
+  /// The self cost of a function of functions().
+  std::span<const uint64_t> Self(const Entry& entry) const {
+    return {sums_.data() + entry.sums, events_};
+  }
 
  private:
   Entry& Touch(const FunctionKey& key);
   size_t events_ = 0;
   std::vector<uint64_t> totals_;
   std::unordered_map<FunctionKey, Entry, FunctionKeyHash> functions_;
-  Entry* current_ = nullptr;  // stable: unordered_map never moves its elements
+  std::vector<uint64_t> sums_;  // 2 * events_ values per function
+  Entry* current_ = nullptr;    // stable: unordered_map never moves its elements
 };
 
 }  // namespace cg_inject

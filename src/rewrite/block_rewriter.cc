@@ -478,11 +478,15 @@ void Injector::Impl::FlushPending() {
   pending_calls_.clear();
   EmitOutputs();
   // A function that is only a call target still gets a block: consumers need one to name it.
-  for (size_t i = 0; i < out_.size(); ++i) {
-    if (!out_[i].called || out_[i].emitted) continue;
-    Output(int(i));
+  for (OutFunction& f : out_) {
+    if (!f.called || f.emitted) continue;
+    f.emitted = true;
+    downstream_->OnFunction(FunctionContext{Name{f.key.object, names_.Text(f.key.object)},
+                                            Name{f.key.file, names_.Text(f.key.file)},
+                                            Name{f.key.function, names_.Text(f.key.function)}});
+    out_acc_.Function(f.key);
+    if (f.jit) resolved_functions_.insert(f.key);
   }
-  EmitOutputs(/*empty_too=*/true);
 }
 
 void Injector::Impl::FinalizeEdges() {
@@ -528,12 +532,12 @@ void Injector::Impl::FinalizeEdges() {
   }
 }
 
-void Injector::Impl::EmitOutputs(bool empty_too) {
+void Injector::Impl::EmitOutputs() {
   for (size_t s = 0; s < slots_used_; ++s) {
     BlockOutput& slot = slots_[s];
     OutFunction& f = out_[size_t(slot.function)];
     f.slot = -1;
-    if (slot.agg.empty() && !empty_too) continue;
+    if (slot.agg.empty()) continue;
     f.emitted = true;
     FunctionContext ctx{Name{f.key.object, names_.Text(f.key.object)},
                         Name{f.key.file, names_.Text(f.key.file)},

@@ -158,8 +158,8 @@ class Injector::Impl {
   BlockOutput& Output(int function);
   SynthEdge& Edge(int caller, int target);
   void FinalizeEdges();
-  /// Writes the functions the block touched (with `empty_too`, also those without records).
-  void EmitOutputs(bool empty_too = false);
+  /// Writes the functions the block gave records to.
+  void EmitOutputs();
 
   // Part end (part_checks.cc).
   void CheckInvariants();

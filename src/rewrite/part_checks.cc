@@ -60,12 +60,12 @@ void Injector::Impl::CollectStats() {
   if (events_ == 0) return;
   stats_.total_cost += in_acc_.totals()[0];
   for (const auto& [key, entry] : in_acc_.functions())
-    if (unnamed(key)) stats_.unnamed_jit_cost_before += entry.self[0];
+    if (unnamed(key)) stats_.unnamed_jit_cost_before += in_acc_.Self(entry)[0];
   for (const auto& [key, entry] : out_acc_.functions()) {
     if (!unnamed(key)) continue;
-    stats_.unnamed_jit_cost_after += entry.self[0];
-    if (entry.self[0] > 0)
-      unresolved_cost_[std::string(names_.Text(key.function))] += entry.self[0];
+    uint64_t self = out_acc_.Self(entry)[0];
+    stats_.unnamed_jit_cost_after += self;
+    if (self > 0) unresolved_cost_[std::string(names_.Text(key.function))] += self;
   }
 }
 
