@@ -28,7 +28,7 @@
 // - Blocks resolving to one function are merged; a call between pieces of one function that does
 //   not target its entry is an internal transfer and disappears (its cost is already the
 //   function's own); a call to the entry is recursion and stays. Equal positions and equal edges
-//   (call site, target) are summed.
+//   (call site, target) are summed within a block; across blocks the consumers sum them.
 // - Versions: for each address, the versions that lived there (SymbolIndex::LookupAll) are
 //   filtered by instruction boundaries decoded from their code bytes; a block prefers the version
 //   its entry resolved to. When several versions still fit, part number q (the `part:` header,
@@ -164,9 +164,12 @@ class InvariantError : public InputError {
   using InputError::InputError;
 };
 
-/// Rewrites a profile stream. Non-JIT blocks stream straight through (only their JIT call targets
-/// and JIT-address lines are deferred); JIT data is aggregated per part and emitted at OnPartEnd,
-/// so memory grows with distinct JIT positions and names, never with lines.
+/// Rewrites a profile stream, one block at a time. Lines of ordinary blocks that touch no JIT code
+/// stream straight through; the rest of a block is summed by position and rewritten when the
+/// block ends (a function may so get several blocks in a part: consumers add them up). Between
+/// blocks only per-function state is kept (names, output identities, the invariants' sums), plus
+/// the calls into a reused address whose block has not come yet, so memory grows with distinct
+/// functions and the largest block, never with the file.
 /// Requires: `index` finished; `index`, `extents`, `downstream`, `diagnostics` and the reader
 /// that feeds this sink outlive the Injector (names are forwarded as views).
 class Injector : public ProfileSink {

@@ -392,7 +392,6 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
     p.inclusive = copy;
     p.target_addr = target_addr;
     p.target_suffix = suffix;
-    ++pending_count_;
     return;
   }
   const CodeVersion* tv = chooser_.Choose(target_addr, nullptr, part_number_);

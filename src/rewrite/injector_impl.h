@@ -196,7 +196,6 @@ class Injector::Impl {
   // Calls waiting for their target's block, by target InFunction index. Rare: only calls into
   // reused addresses before the target's block.
   std::unordered_map<FunctionKey, std::vector<PendingCall>, FunctionKeyHash> pending_calls_;
-  int64_t pending_count_ = 0;  // whole run, for --stats
 
   // The block being read and written.
   Mode mode_ = Mode::kNone;
