@@ -53,13 +53,16 @@ void CostAccounting::Cost(std::span<const uint64_t> costs) {
   }
 }
 
-void CostAccounting::Call(const FunctionKey& target, std::span<const uint64_t> inclusive) {
-  if (!current_) return;
+CostAccounting::Entry& CostAccounting::Call(const FunctionKey& target,
+                                            std::span<const uint64_t> inclusive) {
+  Entry& callee = Touch(target);
+  callee.called = true;
+  if (!current_) return callee;
   Entry* caller = current_;
-  Touch(target);  // may grow sums_: index it afterwards
   size_t n = std::min(inclusive.size(), events_);
   uint64_t* calls = sums_.data() + caller->sums + events_;
   for (size_t i = 0; i < n; ++i) Add(&calls[i], inclusive[i]);
+  return callee;
 }
 
 std::vector<FunctionKey> CostAccounting::MissingTargets() const {
@@ -79,6 +82,56 @@ std::vector<uint64_t> CostAccounting::Inclusive(const FunctionKey& key) const {
     Add(&sum[i], sums[events_ + i]);
   }
   return sum;
+}
+
+namespace {
+
+std::string FormatCosts(std::span<const uint64_t> costs) {
+  std::string out;
+  for (uint64_t c : costs) {
+    if (!out.empty()) out += ' ';
+    out += std::to_string(c);
+  }
+  return out;
+}
+
+// in - removed + added, per event: what the output holds.
+std::vector<uint64_t> After(std::vector<uint64_t> in, std::span<const uint64_t> removed,
+                            std::span<const uint64_t> added) {
+  for (size_t i = 0; i < in.size(); ++i) in[i] = in[i] - removed[i] + added[i];
+  return in;
+}
+
+}  // namespace
+
+std::vector<std::string> FindViolations(
+    const CostAccounting& in, const CostAccounting& removed, const CostAccounting& added,
+    const std::function<bool(const FunctionKey&)>& exempt,
+    const std::function<std::string(const FunctionKey&)>& name) {
+  std::vector<std::string> violations;
+  if (removed.totals() != added.totals())
+    violations.push_back("per-event totals changed: " + FormatCosts(in.totals()) + " -> " +
+                         FormatCosts(After(in.totals(), removed.totals(), added.totals())));
+  for (const auto& [key, entry] : in.functions()) {
+    bool missing_before = entry.called && !entry.defined;
+    if (!entry.out_defined && !missing_before && (entry.added_called || entry.pass_called))
+      violations.push_back("call target " + name(key) + " has no function block");
+  }
+  // Only functions with records taken out or written can have changed.
+  auto check_inclusive = [&](const FunctionKey& key) {
+    auto it = in.functions().find(key);
+    if (it == in.functions().end() || !it->second.defined || exempt(key)) return;
+    std::vector<uint64_t> taken = removed.Inclusive(key);
+    std::vector<uint64_t> given = added.Inclusive(key);
+    if (taken == given) return;
+    std::vector<uint64_t> before = in.Inclusive(key);
+    violations.push_back("inclusive cost of " + name(key) + " changed: " + FormatCosts(before) +
+                         " -> " + FormatCosts(After(before, taken, given)));
+  };
+  for (const auto& [key, entry] : removed.functions()) check_inclusive(key);
+  for (const auto& [key, entry] : added.functions())
+    if (!removed.functions().count(key)) check_inclusive(key);
+  return violations;
 }
 
 }  // namespace cg_inject

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -35,13 +37,21 @@ class CostAccounting {
   struct Entry {
     size_t sums = 0;       // self at [sums, sums + events), calls' inclusive sum right after
     bool defined = false;  // has an fn= block
+    bool called = false;   // is a call target
+    // For the injector's own bookkeeping of what reached its output.
+    bool out_defined = false, pass_called = false, added_called = false;
   };
 
   void Reset(size_t events);
   /// Starts a block of `key` (blocks may repeat; costs add up).
   void Function(const FunctionKey& key);
   void Cost(std::span<const uint64_t> costs);
-  void Call(const FunctionKey& target, std::span<const uint64_t> inclusive);
+  /// Adds a call of the current function; returns the target's entry.
+  Entry& Call(const FunctionKey& target, std::span<const uint64_t> inclusive);
+  /// The entry of `key`, made (all zero) when new.
+  Entry& At(const FunctionKey& key) { return Touch(key); }
+  /// The entry of the current block's function, or null before the first.
+  Entry* current() { return current_; }
 
   size_t events() const { return events_; }
   const std::vector<uint64_t>& totals() const { return totals_; }
@@ -65,5 +75,17 @@ class CostAccounting {
   std::vector<uint64_t> sums_;  // 2 * events_ values per function
   Entry* current_ = nullptr;    // stable: unordered_map never moves its elements
 };
+
+/// The injector's invariants for one part, from the sums of every input record (`in`), of the
+/// records it took out of the stream (`removed`) and of what it wrote instead (`added`); records
+/// that passed through count in `in` only, so the output is in - removed + added. Checked: the
+/// per-event totals are unchanged; every call target that passed through or was written has a
+/// block in the output (the entries' out_defined, pass_called, added_called flags) unless it had
+/// none in the input either; the inclusive cost of every function the input defines is unchanged
+/// unless `exempt` says it was renamed or received moved cost. One message per violation.
+std::vector<std::string> FindViolations(const CostAccounting& in, const CostAccounting& removed,
+                                        const CostAccounting& added,
+                                        const std::function<bool(const FunctionKey&)>& exempt,
+                                        const std::function<std::string(const FunctionKey&)>& name);
 
 }  // namespace cg_inject

@@ -72,5 +72,77 @@ TEST(CostAccountingTest, SumsPast64BitsThrowInsteadOfWrapping) {
   EXPECT_THROW(inclusive.Inclusive(f), InputError);
 }
 
+// main calls f and g. The injector took main's call to f (a JIT target) and all of f's block
+// out of the stream; what it wrote instead decides which invariants hold.
+class FindViolationsTest : public ::testing::Test {
+ protected:
+  FindViolationsTest() {
+    for (CostAccounting* acc : {&in_, &removed_, &added_}) acc->Reset(1);
+    in_.Function(main_);
+    in_.Cost(std::vector<uint64_t>{5});
+    in_.Call(f_, std::vector<uint64_t>{10});
+    in_.Call(g_, std::vector<uint64_t>{3}).pass_called = true;
+    in_.current()->out_defined = true;  // main's block passed through
+    in_.Function(f_);
+    in_.Cost(std::vector<uint64_t>{10});
+    in_.Function(g_);
+    in_.Cost(std::vector<uint64_t>{3});
+    in_.current()->out_defined = true;
+    removed_.Function(main_);
+    removed_.Call(f_, std::vector<uint64_t>{10});
+    removed_.Function(f_);
+    removed_.Cost(std::vector<uint64_t>{10});
+  }
+  // Writes main's call to `target` and `target`'s block with `self`.
+  void WriteRenamed(const FunctionKey& target, uint64_t incl, uint64_t self, bool block = true) {
+    added_.Function(main_);
+    added_.Call(target, std::vector<uint64_t>{incl});
+    in_.At(target).added_called = true;
+    in_.At(main_).out_defined = true;
+    if (!block) return;
+    added_.Function(target);
+    added_.Cost(std::vector<uint64_t>{self});
+    in_.At(target).out_defined = true;
+  }
+  std::vector<std::string> Find() {
+    auto exempt = [&](const FunctionKey& k) { return k == f_; };  // f is JIT code: renamed
+    auto name = [](const FunctionKey& k) { return "fn" + std::to_string(k.function); };
+    return FindViolations(in_, removed_, added_, exempt, name);
+  }
+  FunctionKey main_{1, 1, 1}, f_{2, 2, 2}, g_{1, 1, 3}, named_{3, 3, 4};
+  CostAccounting in_, removed_, added_;
+};
+
+TEST_F(FindViolationsTest, FaithfulRewriteHasNone) {
+  WriteRenamed(named_, 10, 10);
+  EXPECT_THAT(Find(), ::testing::IsEmpty());
+}
+
+TEST_F(FindViolationsTest, LostSelfCostChangesTotals) {
+  WriteRenamed(named_, 10, 9);
+  EXPECT_THAT(Find(), ElementsAre("per-event totals changed: 18 -> 17"));
+}
+
+TEST_F(FindViolationsTest, LostCallCostChangesInclusive) {
+  WriteRenamed(named_, 7, 10);
+  EXPECT_THAT(Find(), ElementsAre("inclusive cost of fn1 changed: 18 -> 15"));
+}
+
+TEST_F(FindViolationsTest, WrittenTargetWithoutBlock) {
+  WriteRenamed(named_, 10, 10, /*block=*/false);
+  added_.Function(named_);  // keep the totals: the cost went to a block nobody defines
+  added_.Cost(std::vector<uint64_t>{10});
+  EXPECT_THAT(Find(), ElementsAre("call target fn4 has no function block"));
+}
+
+TEST_F(FindViolationsTest, PassedCallToDroppedBlock) {
+  WriteRenamed(named_, 10, 10);
+  in_.At(g_).out_defined = false;  // g's block never reached the output
+  EXPECT_THAT(Find(), ElementsAre("call target fn3 has no function block"));
+  // A target the input never defined either is no violation.
+  in_.At(g_).defined = false;
+  EXPECT_THAT(Find(), ::testing::IsEmpty());
+}
+
 }  // namespace
 }  // namespace cg_inject

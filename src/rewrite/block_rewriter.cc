@@ -483,7 +483,8 @@ void Injector::Impl::FlushPending() {
     downstream_->OnFunction(FunctionContext{Name{f.key.object, names_.Text(f.key.object)},
                                             Name{f.key.file, names_.Text(f.key.file)},
                                             Name{f.key.function, names_.Text(f.key.function)}});
-    out_acc_.Function(f.key);
+    added_acc_.Function(f.key);
+    in_acc_.At(f.key).out_defined = true;
     if (f.jit) resolved_functions_.insert(f.key);
   }
 }
@@ -542,7 +543,8 @@ void Injector::Impl::EmitOutputs() {
                         Name{f.key.file, names_.Text(f.key.file)},
                         Name{f.key.function, names_.Text(f.key.function)}};
     downstream_->OnFunction(ctx);
-    out_acc_.Function(f.key);
+    added_acc_.Function(f.key);
+    in_acc_.At(f.key).out_defined = true;
     if (f.jit) resolved_functions_.insert(f.key);
     std::vector<const std::pair<const CostKey, size_t>*> costs;
     for (const auto& entry : slot.agg.costs) costs.push_back(&entry);
@@ -554,7 +556,7 @@ void Injector::Impl::EmitOutputs() {
       CostRecord rec{entry->first.pos, Name{entry->first.file, names_.Text(entry->first.file)},
                      pool_.Get(entry->second)};
       downstream_->OnCost(rec);
-      out_acc_.Cost(rec.costs);
+      added_acc_.Cost(rec.costs);
     }
 
     std::vector<const std::pair<const CallKey, CallValue>*> calls;
@@ -581,7 +583,8 @@ void Injector::Impl::EmitOutputs() {
       rec.target_function = Name{k.target.function, names_.Text(k.target.function)};
       rec.inclusive = pool_.Get(entry->second.inclusive);
       downstream_->OnCall(rec);
-      out_acc_.Call(k.target, rec.inclusive);
+      added_acc_.Call(k.target, rec.inclusive);
+      in_acc_.At(k.target).added_called = true;
     }
 
     std::vector<const std::pair<const JumpKey, JumpValue>*> jumps;

@@ -60,7 +60,8 @@ void Injector::Impl::OnPartBegin(int part_index) {
   events_ = 0;
   pool_.Reset(0);
   in_acc_.Reset(0);
-  out_acc_.Reset(0);
+  removed_acc_.Reset(0);
+  added_acc_.Reset(0);
   in_functions_.clear();
   in_index_.clear();
   out_.clear();
@@ -140,7 +141,8 @@ void Injector::Impl::OnLayout(const PartLayout& layout) {
   if (instr_col_ >= 0) stats_.has_instr_positions = true;
   pool_.Reset(events_);
   in_acc_.Reset(events_);
-  out_acc_.Reset(events_);
+  removed_acc_.Reset(events_);
+  added_acc_.Reset(events_);
   PartLayout out_layout{out_layout_, layout.events};
   downstream_->OnLayout(out_layout);
 }
@@ -174,11 +176,17 @@ void Injector::Impl::FinishBlock() {
   mode_ = Mode::kNone;
 }
 
+void Injector::Impl::Defer() {
+  if (cur_deferred_) return;
+  cur_deferred_ = true;
+  removed_acc_.Function(in_functions_[size_t(block_.function)].key);
+}
+
 void Injector::Impl::EmitPassHeader() {
   if (!pending_header_) return;
   pending_header_ = false;
   downstream_->OnFunction(cur_out_);
-  out_acc_.Function(in_functions_[size_t(block_.function)].key);
+  in_acc_.current()->out_defined = true;
 }
 
 void Injector::Impl::OnFunction(const FunctionContext& function) {
@@ -194,6 +202,7 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   pool_.Reset(events_);
   if (in_functions_[size_t(block_.function)].jit) {
     mode_ = Mode::kJit;
+    removed_acc_.Function(key);
     return;
   }
   mode_ = Mode::kPass;
@@ -288,19 +297,20 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
   if (mode_ == Mode::kNone) {  // a cost line before any fn= (tolerated by the reader)
     CostRecord out{ConvertPlain(cost.position), file, cost.costs};
     downstream_->OnCost(out);
-    out_acc_.Cost(cost.costs);
     return;
   }
   const InFunction& b = in_functions_[size_t(block_.function)];
   if (mode_ == Mode::kJit) {
     block_.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
+    removed_acc_.Cost(cost.costs);
     return;
   }
   if (instr_col_ >= 0) {
     uint64_t addr = cost.position.values[size_t(instr_col_)];
     if (IsJitAddress(b.key.object, addr)) {
       block_.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
-      cur_deferred_ = true;
+      Defer();
+      removed_acc_.Cost(cost.costs);
       return;
     }
     // The object's own code at an address a source also lists (V8 builtins in /usr/bin/node):
@@ -322,14 +332,13 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
     }
   }
   downstream_->OnCost(out);
-  out_acc_.Cost(cost.costs);
 }
 
 void Injector::Impl::OnCall(const CallRecord& call) {
   FunctionKey target{names_.Map(call.target_object).id, names_.Map(call.target_file).id,
                      names_.Map(call.target_function).id};
   NoteObject(target.object);
-  in_acc_.Call(target, call.inclusive);
+  CostAccounting::Entry& target_entry = in_acc_.Call(target, call.inclusive);
   Name file = names_.Map(call.source_file);
   auto forward = [&] {
     CallRecord out = call;
@@ -340,7 +349,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_file = names_.Map(call.target_file);
     out.target_function = names_.Map(call.target_function);
     downstream_->OnCall(out);
-    out_acc_.Call(target, call.inclusive);
+    target_entry.pass_called = true;
   };
   if (mode_ == Mode::kNone) {
     forward();
@@ -350,6 +359,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   CallKey key{call.source, file.id, target, call.target};
   if (mode_ == Mode::kJit) {
     block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
+    removed_acc_.Call(target, call.inclusive);
     return;
   }
   uint64_t target_addr = 0;
@@ -357,7 +367,8 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   if ((instr_col_ >= 0 && IsJitAddress(b.key.object, call.source.values[size_t(instr_col_)])) ||
       IsJitTarget(target, &target_addr, &suffix)) {
     block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
-    cur_deferred_ = true;
+    Defer();
+    removed_acc_.Call(target, call.inclusive);
     return;
   }
   EmitPassHeader();
@@ -391,7 +402,7 @@ void Injector::Impl::OnJump(const JumpRecord& jump) {
   if (instr_col_ >= 0 && (IsJitAddress(b.key.object, jump.source.values[size_t(instr_col_)]) ||
                           IsJitAddress(b.key.object, jump.target.values[size_t(instr_col_)]))) {
     block_.agg.AddJump(key, jump.followed, jump.executed);
-    cur_deferred_ = true;
+    Defer();
     return;
   }
   EmitPassHeader();

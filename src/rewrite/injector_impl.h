@@ -110,6 +110,8 @@ class Injector::Impl {
   // Streaming (injector.cc).
   void FinishBlock();
   void EmitPassHeader();
+  /// The current ordinary block's record is rewritten at the block's end, not streamed.
+  void Defer();
   int InFunctionFor(const FunctionKey& key);
   bool IsJitAddress(uint32_t object, uint64_t addr) const;
   /// Whether `addr` (absolute) is code of a real object (see the rules in inject.h); sets
@@ -192,7 +194,9 @@ class Injector::Impl {
   std::unordered_map<FunctionKey, int, FunctionKeyHash> out_index_;
   // version -> (suffix id, out index) pairs; few suffixes per version.
   std::unordered_map<const CodeVersion*, std::vector<std::pair<uint32_t, int>>> identity_cache_;
-  CostAccounting in_acc_, out_acc_;
+  // The invariants' sums: every input record, and of those the ones the injector took out of the
+  // stream and what it wrote instead. Lines that pass through count only once, in in_acc_.
+  CostAccounting in_acc_, removed_acc_, added_acc_;
   // Calls waiting for their target's block, by target InFunction index. Rare: only calls into
   // reused addresses before the target's block.
   std::unordered_map<FunctionKey, std::vector<PendingCall>, FunctionKeyHash> pending_calls_;
