@@ -43,13 +43,13 @@ void CostAccounting::Function(const FunctionKey& key) {
   current_->defined = true;
 }
 
-void CostAccounting::Cost(std::span<const uint64_t> costs) {
+void CostAccounting::Cost(std::span<const uint64_t> costs, bool in_totals) {
   if (!current_) return;
   size_t n = std::min(costs.size(), events_);
   uint64_t* self = sums_.data() + current_->sums;
   for (size_t i = 0; i < n; ++i) {
     Add(&self[i], costs[i]);
-    Add(&totals_[i], costs[i]);
+    if (in_totals) Add(&totals_[i], costs[i]);
   }
 }
 
@@ -63,6 +63,18 @@ CostAccounting::Entry& CostAccounting::Call(const FunctionKey& target,
   uint64_t* calls = sums_.data() + caller->sums + events_;
   for (size_t i = 0; i < n; ++i) Add(&calls[i], inclusive[i]);
   return callee;
+}
+
+void CostAccounting::CallCost(std::span<const uint64_t> inclusive) {
+  if (!current_) return;
+  size_t n = std::min(inclusive.size(), events_);
+  uint64_t* calls = sums_.data() + current_->sums + events_;
+  for (size_t i = 0; i < n; ++i) Add(&calls[i], inclusive[i]);
+}
+
+void CostAccounting::AddTotals(std::span<const uint64_t> costs) {
+  size_t n = std::min(costs.size(), events_);
+  for (size_t i = 0; i < n; ++i) Add(&totals_[i], costs[i]);
 }
 
 std::vector<FunctionKey> CostAccounting::MissingTargets() const {

@@ -45,11 +45,22 @@ class CostAccounting {
   void Reset(size_t events);
   /// Starts a block of `key` (blocks may repeat; costs add up).
   void Function(const FunctionKey& key);
-  void Cost(std::span<const uint64_t> costs);
+  /// Adds self cost to the current function and, unless `in_totals` is false (costs already
+  /// counted there by AddTotals), to the totals.
+  void Cost(std::span<const uint64_t> costs, bool in_totals = true);
   /// Adds a call of the current function; returns the target's entry.
   Entry& Call(const FunctionKey& target, std::span<const uint64_t> inclusive);
+  /// Adds to the calls' inclusive sum of the current function, without an entry for the target.
+  void CallCost(std::span<const uint64_t> inclusive);
+  /// Adds to the per-event totals only: for records whose function needs no sums of its own.
+  void AddTotals(std::span<const uint64_t> costs);
   /// The entry of `key`, made (all zero) when new.
   Entry& At(const FunctionKey& key) { return Touch(key); }
+  /// The entry of `key`, or null.
+  Entry* Find(const FunctionKey& key) {
+    auto it = functions_.find(key);
+    return it == functions_.end() ? nullptr : &it->second;
+  }
   /// The entry of the current block's function, or null before the first.
   Entry* current() { return current_; }
 

@@ -58,9 +58,9 @@ DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) const {
 }
 
 int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
-  std::vector<std::pair<uint32_t, int>>& cached = identity_cache_[version];
-  for (const auto& [s, index] : cached)
-    if (s == suffix) return index;
+  uint64_t cache_key = (uint64_t(version - index_.versions().data()) << 32) | suffix;
+  if (auto cached = identity_cache_.find(cache_key); cached != identity_cache_.end())
+    return cached->second;
   DefinitionSite site = SiteOf(*version);
   // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
   std::string function =
@@ -74,7 +74,7 @@ int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
     f.key = key;
     f.jit = true;
   }
-  cached.emplace_back(suffix, it->second);
+  identity_cache_.emplace(cache_key, it->second);
   return it->second;
 }
 
@@ -127,6 +127,13 @@ void Injector::Impl::ResolveBlock() {
     // Its entry turned out to be a real object's code: a source never renames it.
     f.jit = false;
     --stats_.jit_blocks_resolved;
+    // Its records were counted as a JIT block's (totals only); now they are compared as this
+    // function's.
+    removed_acc_.Function(f.key);
+    for (const auto& [key, offset] : block_.agg.costs)
+      removed_acc_.Cost(pool_.Get(offset), /*in_totals=*/false);
+    for (const auto& [key, value] : block_.agg.calls)
+      removed_acc_.CallCost(pool_.Get(value.inclusive));
   }
   if (!f.jit) {
     block_.identity = block_.base_identity = PassIdentity(f.key);
@@ -169,7 +176,7 @@ void Injector::Impl::ResolveBlock() {
     g.version = block_.version;
     g.identity = block_.identity;
     g.base_identity = block_.base_identity;
-    g.split = block_.split;
+    if (!block_.split.empty()) splits_[block_.function] = block_.split;
   }
 }
 
@@ -177,6 +184,11 @@ FitsFn Injector::Impl::Fits() {
   return [this](const CodeVersion& version, uint64_t addr) {
     return chooser_.FitsBoundary(version, addr);
   };
+}
+
+const ReuseSplit* Injector::Impl::SplitOf(int in_function) const {
+  auto it = splits_.find(in_function);
+  return it == splits_.end() ? nullptr : &it->second;
 }
 
 bool Injector::Impl::IsOwn(int owner) const {
@@ -378,7 +390,7 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
       found != in_index_.end() ? &in_functions_[size_t(found->second)] : nullptr;
   if (target && target->jit && target->resolved) {
     AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, target->version,
-              target->identity, target->split.empty() ? nullptr : &target->split, target_addr);
+              target->identity, SplitOf(found->second), target_addr);
     return;
   }
   if ((!target || target->jit) && index_.LookupAll(target_addr).size() >= 2) {
@@ -454,7 +466,7 @@ void Injector::Impl::ResolvePending(const FunctionKey& target_key) {
   const InFunction& t = in_functions_[size_t(in_index_.at(target_key))];
   for (const PendingCall& p : calls) {
     AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, t.version,
-              t.identity, t.split.empty() ? nullptr : &t.split, p.target_addr);
+              t.identity, SplitOf(in_index_.at(target_key)), p.target_addr);
   }
   EmitOutputs();
 }
@@ -483,9 +495,7 @@ void Injector::Impl::FlushPending() {
     downstream_->OnFunction(FunctionContext{Name{f.key.object, names_.Text(f.key.object)},
                                             Name{f.key.file, names_.Text(f.key.file)},
                                             Name{f.key.function, names_.Text(f.key.function)}});
-    added_acc_.Function(f.key);
-    in_acc_.At(f.key).out_defined = true;
-    if (f.jit) resolved_functions_.insert(f.key);
+    NoteWritten(f);
   }
 }
 
@@ -532,6 +542,17 @@ void Injector::Impl::FinalizeEdges() {
   }
 }
 
+void Injector::Impl::NoteWritten(const OutFunction& f) {
+  if (f.jit) {
+    // Named by the injector: its sums are not compared with the input's, only the totals.
+    resolved_functions_.insert(f.key);
+    if (CostAccounting::Entry* in = in_acc_.Find(f.key)) in->out_defined = true;
+    return;
+  }
+  added_acc_.Function(f.key);
+  in_acc_.At(f.key).out_defined = true;
+}
+
 void Injector::Impl::EmitOutputs() {
   for (size_t s = 0; s < slots_used_; ++s) {
     BlockOutput& slot = slots_[s];
@@ -543,9 +564,7 @@ void Injector::Impl::EmitOutputs() {
                         Name{f.key.file, names_.Text(f.key.file)},
                         Name{f.key.function, names_.Text(f.key.function)}};
     downstream_->OnFunction(ctx);
-    added_acc_.Function(f.key);
-    in_acc_.At(f.key).out_defined = true;
-    if (f.jit) resolved_functions_.insert(f.key);
+    NoteWritten(f);
     std::vector<const std::pair<const CostKey, size_t>*> costs;
     for (const auto& entry : slot.agg.costs) costs.push_back(&entry);
     std::sort(costs.begin(), costs.end(), [](auto* a, auto* b) {
@@ -556,7 +575,11 @@ void Injector::Impl::EmitOutputs() {
       CostRecord rec{entry->first.pos, Name{entry->first.file, names_.Text(entry->first.file)},
                      pool_.Get(entry->second)};
       downstream_->OnCost(rec);
-      added_acc_.Cost(rec.costs);
+      if (f.jit) {
+        added_acc_.AddTotals(rec.costs);
+      } else {
+        added_acc_.Cost(rec.costs);
+      }
     }
 
     std::vector<const std::pair<const CallKey, CallValue>*> calls;
@@ -583,8 +606,11 @@ void Injector::Impl::EmitOutputs() {
       rec.target_function = Name{k.target.function, names_.Text(k.target.function)};
       rec.inclusive = pool_.Get(entry->second.inclusive);
       downstream_->OnCall(rec);
-      added_acc_.Call(k.target, rec.inclusive);
-      in_acc_.At(k.target).added_called = true;
+      if (!f.jit) added_acc_.CallCost(rec.inclusive);
+      // Targets the injector named are checked by their OutFunction (called, emitted).
+      auto named = out_index_.find(k.target);
+      if (named == out_index_.end() || !out_[size_t(named->second)].jit)
+        in_acc_.At(k.target).added_called = true;
     }
 
     std::vector<const std::pair<const JumpKey, JumpValue>*> jumps;

@@ -67,6 +67,7 @@ void Injector::Impl::OnPartBegin(int part_index) {
   out_.clear();
   out_index_.clear();
   identity_cache_.clear();
+  splits_.clear();
   pending_calls_.clear();
   mode_ = Mode::kNone;
   block_.function = -1;
@@ -202,7 +203,6 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   pool_.Reset(events_);
   if (in_functions_[size_t(block_.function)].jit) {
     mode_ = Mode::kJit;
-    removed_acc_.Function(key);
     return;
   }
   mode_ = Mode::kPass;
@@ -302,7 +302,8 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
   const InFunction& b = in_functions_[size_t(block_.function)];
   if (mode_ == Mode::kJit) {
     block_.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
-    removed_acc_.Cost(cost.costs);
+    // A JIT function is renamed: its input sums are not compared, only the totals.
+    removed_acc_.AddTotals(cost.costs);
     return;
   }
   if (instr_col_ >= 0) {
@@ -359,7 +360,6 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   CallKey key{call.source, file.id, target, call.target};
   if (mode_ == Mode::kJit) {
     block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
-    removed_acc_.Call(target, call.inclusive);
     return;
   }
   uint64_t target_addr = 0;
@@ -368,7 +368,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
       IsJitTarget(target, &target_addr, &suffix)) {
     block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
     Defer();
-    removed_acc_.Call(target, call.inclusive);
+    removed_acc_.CallCost(call.inclusive);
     return;
   }
   EmitPassHeader();

@@ -61,7 +61,6 @@ struct InFunction {
   const CodeVersion* version = nullptr;
   int identity = -1;
   int base_identity = -1;
-  ReuseSplit split;  // empty unless the block held several reused versions
 };
 
 /// The block being read: its records at input positions.
@@ -142,6 +141,8 @@ class Injector::Impl {
   /// an ordinary function's own code).
   int Owner(uint64_t addr, const CodeVersion** version);
   bool IsOwn(int owner) const;
+  /// The reuse split of an input function's first block, or null when it had one owner.
+  const ReuseSplit* SplitOf(int in_function) const;
   int BaseOf(int owner) const;
   uint64_t AddrOf(const Position& pos) const;
   /// Output position and file of a record at `pos` owned by `version` (null: left as it was).
@@ -162,6 +163,8 @@ class Injector::Impl {
   void FinalizeEdges();
   /// Writes the functions the block gave records to.
   void EmitOutputs();
+  /// Bookkeeping for the invariants when `f`'s block is written.
+  void NoteWritten(const OutFunction& f);
 
   // Part end (part_checks.cc).
   void CheckInvariants();
@@ -192,8 +195,10 @@ class Injector::Impl {
   std::unordered_map<FunctionKey, int, FunctionKeyHash> in_index_;
   std::vector<OutFunction> out_;
   std::unordered_map<FunctionKey, int, FunctionKeyHash> out_index_;
-  // version -> (suffix id, out index) pairs; few suffixes per version.
-  std::unordered_map<const CodeVersion*, std::vector<std::pair<uint32_t, int>>> identity_cache_;
+  // (version index << 32 | suffix id) -> out index.
+  std::unordered_map<uint64_t, int> identity_cache_;
+  // InFunction index -> how its first block was split among reused versions (rare).
+  std::unordered_map<int, ReuseSplit> splits_;
   // The invariants' sums: every input record, and of those the ones the injector took out of the
   // stream and what it wrote instead. Lines that pass through count only once, in in_acc_.
   CostAccounting in_acc_, removed_acc_, added_acc_;

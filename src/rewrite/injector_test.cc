@@ -777,6 +777,74 @@ fn=0x0000000000003000
   EXPECT_EQ(stats_.reused_blocks_split, 1);
 }
 
+// The injector streams: a call into a reused block waits for that block when it comes later
+// (the test above), and uses the block's split when it came first. Both orders read the same.
+TEST_F(InjectorTest, ReusedSplitIsTheSameWhicheverBlockComesFirst) {
+  AddSource(kJit);
+  Fn v1 = MakeFn(0x3000, 5, "v1");
+  v1.code = std::string("\x48\x8d\x47\x01\xc3", 5);
+  Fn v2 = MakeFn(0x3000, 11, "v2");
+  v2.code = std::string("\x48\x89\xf8\x48\x01\xc0\x48\x83\xc0\x07\xc3", 11);
+  AddFn(v1);
+  AddFn(v2);
+  Run(R"(positions: instr
+events: Ir
+ob=???
+fl=???
+fn=0x0000000000003000
+0x3000 2
+0x3003 1
+0x3004 1
+0x3006 1
+0x300a 1
+ob=/bin/prog
+fl=main.c
+fn=main
+0x400 1
+cob=???
+cfi=???
+cfn=0x0000000000003000
+calls=2 0x3000
+0x404 6
+)");
+  const auto& main_fn = F("/bin/prog|main.c|main");
+  ASSERT_EQ(main_fn.calls.count("jit.map|???|v1"), 1u) << out_.text();
+  EXPECT_EQ(main_fn.calls.at("jit.map|???|v1").first, 1u);
+  EXPECT_THAT(main_fn.calls.at("jit.map|???|v1").second, ElementsAre(2));
+  EXPECT_EQ(main_fn.calls.at("jit.map|???|v2").first, 1u);
+  EXPECT_THAT(main_fn.calls.at("jit.map|???|v2").second, ElementsAre(4));
+}
+
+// A JIT block that runs the program's own code before any block of the program: the `cmd:`
+// header names the program, so its code is known as such from the start, and its ELF symbol
+// names the owner (Rule 9; without symbols the owner is known only once its block was seen).
+TEST_F(InjectorTest, ProgramCodeIsKnownBeforeItsFirstBlock) {
+  AddSource(kJit);
+  Add(0x18c0000, 0x20, "Builtin:Call");
+  Add(0x10000000, 0x100, "f");
+  NodeExtentsWithSymbols extents;
+  Run(R"(cmd: /usr/bin/node app.js
+positions: instr
+events: Ir
+ob=???
+fl=???
+fn=0x0000000010000000
+0x10000000 3
+0x18c0004 7
+ob=/usr/bin/node
+fl=???
+fn=Builtins_Call
+0x18c0000 5
+)",
+      &extents);
+  EXPECT_THAT(F("/usr/bin/node|???|Builtins_Call").self, ElementsAre(12));
+  const auto& f = F("jit.map|???|f");
+  EXPECT_THAT(f.self, ElementsAre(3));
+  ASSERT_EQ(f.calls.count("/usr/bin/node|???|Builtins_Call"), 1u) << out_.text();
+  for (const auto& [key, fn] : out_.functions())
+    EXPECT_EQ(key.find("Builtin:"), std::string::npos) << key;
+}
+
 TEST_F(InjectorTest, StatsRenderers) {
   AddSource(kJit);
   Add(0x1000, 0x100, "f", "", 0);

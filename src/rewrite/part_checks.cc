@@ -31,6 +31,8 @@ void Injector::Impl::CheckInvariants() {
   auto name = [&](const FunctionKey& key) { return std::string(names_.Text(key.function)); };
   for (std::string& message : FindViolations(in_acc_, removed_acc_, added_acc_, exempt, name))
     Violation(std::move(message));
+  for (const OutFunction& f : out_)
+    if (f.called && !f.emitted) Violation("call target " + name(f.key) + " has no function block");
 }
 
 void Injector::Impl::CollectStats() {
@@ -49,7 +51,11 @@ void Injector::Impl::CollectStats() {
     if (!unnamed(key)) continue;
     uint64_t before = in_acc_.Self(entry)[0];
     stats_.unnamed_jit_cost_before += before;
-    uint64_t after = before - self_in(removed_acc_, key) + self_in(added_acc_, key);
+    // A resolved JIT block's records were all rewritten (the block keeps nothing); any other
+    // block kept what it did not give away.
+    auto in = in_index_.find(key);
+    bool renamed = in != in_index_.end() && in_functions_[size_t(in->second)].jit;
+    uint64_t after = renamed ? 0 : before - self_in(removed_acc_, key) + self_in(added_acc_, key);
     stats_.unnamed_jit_cost_after += after;
     if (after > 0) unresolved_cost_[std::string(names_.Text(key.function))] += after;
   }
