@@ -177,6 +177,7 @@ class Injector::Impl {
   Mode mode_ = Mode::kNone;
   int cur_ = -1;
   FunctionContext cur_out_;  // mapped names of the current ordinary block
+  std::string cur_raw_;      // its input text (FunctionContext::raw), kept until it is emitted
   bool pending_header_ = false;
   bool cur_deferred_ = false;
   bool cur_had_records_ = false;
