@@ -215,8 +215,8 @@ void CallgrindWriter::AppendCompressed(std::string_view name, uint32_t id, bool 
 void CallgrindWriter::BindId(Space space, uint32_t id, std::string_view name) {
   auto it = ids_[space].try_emplace(std::string(name), id).first;
   auto& by_id = names_by_id_[space];
-  if (id >= by_id.size()) by_id.resize(id + id / 2 + 64, nullptr);
-  by_id[id] = &it->first;
+  if (id >= by_id.size()) by_id.resize(id + id / 2 + 64);
+  by_id[id] = NameSlot{&it->first, {}};
   if (id > max_id_[space]) max_id_[space] = id;
 }
 
@@ -224,17 +224,18 @@ void CallgrindWriter::BindFunctionId(uint32_t id, std::string_view object, std::
                                      std::string_view function) {
   FunctionIdKey key{std::string(object), std::string(file), std::string(function)};
   auto it = function_ids_.try_emplace(std::move(key), id).first;
-  if (id >= functions_by_id_.size()) functions_by_id_.resize(id + id / 2 + 64, nullptr);
-  functions_by_id_[id] = &it->first;
+  if (id >= functions_by_id_.size()) functions_by_id_.resize(id + id / 2 + 64);
+  functions_by_id_[id] = FunctionSlot{&it->first, {}, {}, {}};
   if (id > max_id_[2]) max_id_[2] = id;
 }
 
 uint32_t CallgrindWriter::NewId(Space space, std::string_view name, RawKey hint) {
   if (hints_ != nullptr) {
     const RawName& n = (*hints_)[hint];
-    bool free = space == kFunctions
-                    ? n.id >= functions_by_id_.size() || functions_by_id_[n.id] == nullptr
-                    : n.id >= names_by_id_[space].size() || names_by_id_[space][n.id] == nullptr;
+    bool free =
+        space == kFunctions
+            ? n.id >= functions_by_id_.size() || functions_by_id_[n.id].key == nullptr
+            : n.id >= names_by_id_[space].size() || names_by_id_[space][n.id].name == nullptr;
     if (n.has_id && n.id != 0 && (!n.has_text || n.text == name) && free) return n.id;
   }
   return std::max(max_id_[space], max_input_id_[space]) + 1;
@@ -336,30 +337,51 @@ bool CallgrindWriter::SameBase(const Position& base) const {
   return true;
 }
 
+namespace {
+bool SameView(std::string_view a, std::string_view b) {
+  return a.data() == b.data() && a.size() == b.size();
+}
+}  // namespace
+
 bool CallgrindWriter::RawNameIs(Space space, const RawName& n, std::string_view text,
-                                const RawName* earlier) const {
+                                const RawName* earlier) {
   if (!n.has_id) return n.text == text;
   if (n.has_text && n.text != text) return false;
   // "fi=(22) ???" then "cfi=(22)": defined a line earlier in the same text.
   if (!n.has_text && earlier != nullptr && earlier->has_id && earlier->has_text &&
       earlier->id == n.id)
     return earlier->text == text;
-  const auto& by_id = names_by_id_[space];
-  const std::string* bound = n.id < by_id.size() ? by_id[n.id] : nullptr;
-  if (bound == nullptr) return n.has_text;  // a definition of a free id
-  return *bound == text;
+  auto& by_id = names_by_id_[space];
+  if (n.id >= by_id.size() || by_id[n.id].name == nullptr) return n.has_text;  // a free id
+  NameSlot& slot = by_id[n.id];
+  // Only references are remembered: a definition's text is a view into the input buffer.
+  if (n.has_text) return *slot.name == text;
+  if (SameView(slot.seen, text)) return true;
+  if (*slot.name != text) return false;
+  slot.seen = text;
+  return true;
 }
 
 bool CallgrindWriter::RawFunctionIs(const RawName& n, std::string_view object,
-                                    std::string_view file, std::string_view function) const {
+                                    std::string_view file, std::string_view function,
+                                    bool interned) {
   if (!n.has_id) return n.text == function;
   if (n.has_text && n.text != function) return false;
-  const FunctionIdKey* bound = n.id < functions_by_id_.size() ? functions_by_id_[n.id] : nullptr;
-  if (bound == nullptr) return n.has_text;
-  return bound->function == function && bound->object == object && bound->file == file;
+  if (n.id >= functions_by_id_.size() || functions_by_id_[n.id].key == nullptr) return n.has_text;
+  FunctionSlot& slot = functions_by_id_[n.id];
+  if (interned && !n.has_text && SameView(slot.function, function) && SameView(slot.object, object) &&
+      SameView(slot.file, file))
+    return true;
+  const FunctionIdKey& key = *slot.key;
+  if (key.function != function || key.object != object || key.file != file) return false;
+  if (!interned || n.has_text) return true;
+  slot.object = object;
+  slot.file = file;
+  slot.function = function;
+  return true;
 }
 
-bool CallgrindWriter::RawSourceFileIs(const RawName& fi, const Name& file) const {
+bool CallgrindWriter::RawSourceFileIs(const RawName& fi, const Name& file) {
   if (fi.present) return file.id != 0 && RawNameIs(kFiles, fi, file.text);
   return file.id == 0 || (current_.has_file && current_.source_file == file.text);
 }
@@ -390,8 +412,8 @@ bool CallgrindWriter::CopyFunction(const FunctionContext& f) {
   if (fi.present) {  // the previous function's closing fe=: not a record field, so look it up
     if (fi.has_id && !fi.has_text) {
       const auto& by_id = names_by_id_[kFiles];
-      if (fi.id >= by_id.size() || by_id[fi.id] == nullptr) return false;
-      source_file = *by_id[fi.id];
+      if (fi.id >= by_id.size() || by_id[fi.id].name == nullptr) return false;
+      source_file = *by_id[fi.id].name;
     } else if (!fi.has_id || RawNameIs(kFiles, fi, fi.text)) {
       source_file = fi.text;
     } else {
@@ -665,7 +687,8 @@ bool CallgrindWriter::CopyJump(const JumpRecord& jump) {
     return false;
   // jfn= defaults to the current function; a jfn= id is bound to the current object.
   if (jfn.present
-          ? !RawFunctionIs(jfn, current_.object, target_file.text, jump.target_function.text)
+          ? !RawFunctionIs(jfn, current_.object, target_file.text, jump.target_function.text,
+                           /*interned=*/false)
           : current_.function != jump.target_function.text)
     return false;
 
