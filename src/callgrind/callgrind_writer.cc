@@ -326,7 +326,12 @@ bool CallgrindWriter::ParseRaw(std::string_view raw, RawKind kind) {
   static_assert(std::size(kSpaceOf) == size_t(RawKey::kCount));
   for (size_t key = 0; key < size_t(RawKey::kCount); ++key) {
     const RawName& n = raw_.names[key];
-    if (n.has_id) max_input_id_[kSpaceOf[key]] = std::max(max_input_id_[kSpaceOf[key]], n.id);
+    if (!n.has_id) continue;
+    // The id tables are vectors: an id far past the ones in use ("(16000000)" in a hostile
+    // file) is formatted instead, as the reader keeps such ids out of its dense table.
+    uint32_t& seen = max_input_id_[kSpaceOf[key]];
+    if (n.id > 2 * uint64_t{std::max(seen, max_id_[kSpaceOf[key]])} + 65536) return false;
+    seen = std::max(seen, n.id);
   }
   return true;
 }
@@ -369,8 +374,8 @@ bool CallgrindWriter::RawFunctionIs(const RawName& n, std::string_view object,
   if (n.has_text && n.text != function) return false;
   if (n.id >= functions_by_id_.size() || functions_by_id_[n.id].key == nullptr) return n.has_text;
   FunctionSlot& slot = functions_by_id_[n.id];
-  if (interned && !n.has_text && SameView(slot.function, function) && SameView(slot.object, object) &&
-      SameView(slot.file, file))
+  if (interned && !n.has_text && SameView(slot.function, function) &&
+      SameView(slot.object, object) && SameView(slot.file, file))
     return true;
   const FunctionIdKey& key = *slot.key;
   if (key.function != function || key.object != object || key.file != file) return false;

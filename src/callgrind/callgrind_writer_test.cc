@@ -357,5 +357,11 @@ TEST(CallgrindWriterTest, InputThatConsumersReadDifferentlyIsFormatted) {
   EXPECT_NE(out.find("fl=(2)\nfn=(2) g\n"), std::string::npos) << out;
 }
 
+TEST(CallgrindWriterTest, FarAwayIdsAreNotAdopted) {
+  // A hostile id would size the writer's id tables: the line is formatted with an id of its own.
+  std::string out = Rewrite("# callgrind format\nevents: Ir\nfn=(9000000) f\n1 1\n", {});
+  EXPECT_EQ(out, "# callgrind format\nevents: Ir\n\n\nfn=(1) f\n1 1\n");
+}
+
 }  // namespace
 }  // namespace cg_inject
