@@ -817,12 +817,14 @@ void Reader::HandleCost(std::string_view line) {
 
 void Reader::ReadFollowingLine(std::string_view after, Position* pos, bool with_costs) {
   std::string_view line;
-  std::string what = with_costs ? "the call's cost line (position and inclusive costs) after "
-                                : "the jump's source position line after ";
-  what.append(after);
+  // Constants, not built per call: this runs for every call and jump line.
+  std::string_view what = with_costs
+                              ? "the call's cost line (position and inclusive costs) after calls="
+                          : after == "jcnd=" ? "the jump's source position line after jcnd="
+                                             : "the jump's source position line after jump=";
   if (!NextContentLine(&line)) {
     ThrowAtLine(lines_.display_name(), lines_.line_no() + 1,
-                "expected " + what + ", got end of file");
+                "expected " + std::string(what) + ", got end of file");
   }
   const char* p = line.data();
   const char* end = p + line.size();
