@@ -3,8 +3,6 @@
 // formatted, which is always right, only not byte-identical.
 #include "callgrind/raw_lines.h"
 
-#include <cstring>
-
 namespace cg_inject {
 namespace {
 
