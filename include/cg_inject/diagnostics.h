@@ -28,6 +28,9 @@ class Diagnostics {
   const std::vector<Kind>& kinds() const { return kinds_; }
   int64_t total() const;
 
+  /// Adds `other`'s warnings, as if they had been warned here after this one's (several inputs
+  /// run on threads of their own, each with its own Diagnostics).
+  void Absorb(const Diagnostics& other);
   /// Appends a human-readable summary (one line per kept message plus "and N more") to `out`.
   void AppendSummary(std::string* out) const;
 

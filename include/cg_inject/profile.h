@@ -6,7 +6,13 @@
 // compresses again), positions are absolute, costs are padded to the number of events, and call
 // and jump targets carry their resolved object/file/function (cob/cfi/cfn default to the current
 // ob/file as the format specifies). Views in records point into storage owned by the reader (names
-// live as long as the reader; positions/costs only until the callback returns).
+// live as long as the reader; positions, costs and `raw` only until the callback returns).
+//
+// `raw` is the exact input text a record came from: every byte since the previous record or
+// header line (blank lines, comments, the ob=/fl=/fi=/cob=/cfn= lines that set its context) up to
+// and including its own line(s) and their final newline. The writer copies it instead of
+// formatting when the copy reads the same, which keeps untouched profiles byte-identical. A stage
+// that changes a record or synthesizes one leaves `raw` empty.
 #pragma once
 
 #include <array>
@@ -51,9 +57,10 @@ struct Name {
 
 /// The function a block of cost lines belongs to: set by ob=/fl=/fn= lines.
 struct FunctionContext {
-  Name object;    // ob=
-  Name file;      // fl=
-  Name function;  // fn=
+  Name object;             // ob=
+  Name file;               // fl=
+  Name function;           // fn=
+  std::string_view raw{};  // input text through the fn= line (see above)
 };
 
 /// The layout of a part's body, delivered before its first body record.
@@ -67,6 +74,8 @@ struct CostRecord {
   Position position;
   Name source_file;  // the current fi=/fe= file, or the function's fl= when none is active
   std::span<const uint64_t> costs;  // one value per event
+  std::string_view raw{};           // input text through the cost line
+  Position raw_base{};              // the position relative subpositions in `raw` are based on
 };
 
 /// `calls=COUNT TARGET` plus its mandatory following line (call site + inclusive cost).
@@ -77,6 +86,8 @@ struct CallRecord {
   Name source_file;  // current fi=/fe= file of the call site
   Name target_object, target_file, target_function;  // resolved cob/cfi(cfl)/cfn
   std::span<const uint64_t> inclusive;
+  std::string_view raw{};  // input text through the line after calls=
+  Position raw_base{};     // the position relative subpositions in `raw` are based on
 };
 
 /// `jump=COUNT TARGET` (followed == executed == COUNT) or `jcnd=FOLLOWED/EXECUTED TARGET` as
@@ -90,6 +101,8 @@ struct JumpRecord {
   Position source;
   Name source_file;
   Name target_file, target_function;  // resolved jfi/jfn (default: current file/function)
+  std::string_view raw{};             // input text through the line after jump=/jcnd=
+  Position raw_base{};                // the position relative subpositions in `raw` are based on
 };
 
 /// Receives a profile. Parts arrive in file order: OnPartBegin, header lines, OnLayout, body
@@ -103,6 +116,13 @@ class ProfileSink {
   /// `summary:` and `totals:`. `key` has no colon; `value` has no leading blanks and no trailing
   /// ones either, except for the free-text `desc:` and `cmd:`, which keep them verbatim.
   virtual void OnHeader(std::string_view key, std::string_view value) = 0;
+  /// A header line as the reader delivers it, with `raw`, the input text it came from (see
+  /// above; empty when the reader corrected the value). Sinks that do not copy input lines keep
+  /// this default, which drops `raw`.
+  virtual void OnRawHeader(std::string_view key, std::string_view value, std::string_view raw) {
+    (void)raw;
+    OnHeader(key, value);
+  }
   virtual void OnLayout(const PartLayout& layout) = 0;
   /// A new function block starts (fn= line, possibly after ob=/fl=).
   virtual void OnFunction(const FunctionContext& function) = 0;

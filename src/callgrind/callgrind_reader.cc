@@ -156,6 +156,26 @@ bool ReadNumber(const char** p, const char* end, uint64_t* value) {
       return true;
     }
   }
+  // Hex addresses (`positions: instr`) likewise: X3 took 3% of a no-source run on them.
+  if (end - it > 2 && it[0] == '0' && it[1] == 'x') {
+    uint64_t v = 0;
+    const char* q = it + 2;
+    int digits = 0;
+    for (; q != end && digits < 16; ++q, ++digits) {
+      char c = *q;
+      unsigned d = c >= '0' && c <= '9'   ? unsigned(c - '0')
+                   : c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
+                   : c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
+                                          : 16;
+      if (d == 16) break;
+      v = v << 4 | d;
+    }
+    if (digits > 0 && (q == end || IsBlank(*q))) {
+      *value = v;
+      *p = q;
+      return true;
+    }
+  }
   if (!x3::parse(it, end, kNumber, *value)) return false;
   if (it != end && !IsBlank(*it)) return false;
   *p = it;
@@ -250,6 +270,8 @@ class Reader {
   bool NextContentLine(std::string_view* line);
   void HandleLine(std::string_view line);
   void HandleHeader(std::string_view key, std::string_view value);
+  /// Passes a header line on with its input text and starts the next record's span.
+  void DeliverHeader(std::string_view key, std::string_view value);
   void HandleKeyLine(Key key, std::string_view line, std::string_view value);
   void HandleCalls(std::string_view line, std::string_view value);
   void HandleJump(Key key, std::string_view line, std::string_view value);
@@ -323,10 +345,12 @@ class Reader {
   uint64_t totals_line_ = 0;
   std::vector<uint64_t> sums_at_totals_;  // to notice records after totals:
   std::string totals_value_;
+  std::string totals_raw_;  // the totals: line's input text (see ProfileSink::OnRawHeader)
 };
 
 void Reader::Run() {
   sink_.OnPartBegin(0);
+  lines_.MarkSpan();
   std::string_view line;
   while (lines_.ReadLine(&line)) HandleLine(line);
   if (!saw_anything_)
@@ -359,6 +383,9 @@ void Reader::HandleTotals(std::string_view value) {
   totals_line_ = lines_.line_no();
   sums_at_totals_ = totals_.sums();
   totals_value_.assign(value);
+  // Kept as text: the line is delivered at the part's end, after the buffer has moved on.
+  totals_raw_.assign(lines_.Span());
+  lines_.MarkSpan();
   // Checked here, for the line number; delivered at the part's end with what the whole part
   // adds up to (records after totals: would otherwise make the delivered one wrong).
   const std::vector<uint64_t>& sums = totals_.sums();
@@ -399,7 +426,11 @@ void Reader::CheckPartEnd(std::string_view got) {
   // without one, so that it ends the way Callgrind ends a part) the true sums.
   if (has_totals_) {
     std::optional<std::vector<uint64_t>> given = ParseCostList(totals_value_, sums.size());
-    sink_.OnHeader("totals", given && *given == sums ? totals_value_ : FormatCostList(sums));
+    if (given && *given == sums) {
+      sink_.OnRawHeader("totals", totals_value_, totals_raw_);
+    } else {
+      sink_.OnHeader("totals", FormatCostList(sums));
+    }
   } else if (WrittenByCallgrind()) {
     sink_.OnHeader("totals", FormatCostList(sums));
   }
@@ -469,7 +500,7 @@ void Reader::HandleHeader(std::string_view key, std::string_view value) {
       summary_.assign(value);
       summary_line_ = lines_.line_no();
       has_summary_ = true;
-      sink_.OnHeader(key, value);
+      DeliverHeader(key, value);
       return;
     }
     StartNewPart("the next part's " + std::string(key) + ": line");
@@ -506,7 +537,12 @@ void Reader::HandleHeader(std::string_view key, std::string_view value) {
       has_summary_ = true;
     }
   }
-  sink_.OnHeader(key, value);
+  DeliverHeader(key, value);
+}
+
+void Reader::DeliverHeader(std::string_view key, std::string_view value) {
+  sink_.OnRawHeader(key, value, lines_.Span());
+  lines_.MarkSpan();
 }
 
 std::string Reader::FormatEvents() const {
@@ -657,7 +693,8 @@ void Reader::HandleKeyLine(Key key, std::string_view line, std::string_view valu
       has_call_object_ = has_call_file_ = has_call_function_ = false;
       has_jump_file_ = has_jump_function_ = false;
       totals_.Function(object_.id, file_.id, function_.id);
-      sink_.OnFunction(FunctionContext{object_, file_, function_});
+      sink_.OnFunction(FunctionContext{object_, file_, function_, lines_.Span()});
+      lines_.MarkSpan();
       return;
     case Key::kCob:
       call_object_ = ParseName(kObjects, value);
@@ -757,6 +794,7 @@ void Reader::HandleCost(std::string_view line) {
   const char* p = line.data();
   const char* end = p + line.size();
   CostRecord record;
+  record.raw_base = last_;
   ReadPositions(&p, end, &record.position, "a cost line");
   ReadCosts(p, end);
   size_t event = 0;
@@ -772,17 +810,21 @@ void Reader::HandleCost(std::string_view line) {
   last_ = record.position;
   record.source_file = source_file_;
   record.costs = costs_;
+  record.raw = lines_.Span();
   sink_.OnCost(record);
+  lines_.MarkSpan();
 }
 
 void Reader::ReadFollowingLine(std::string_view after, Position* pos, bool with_costs) {
   std::string_view line;
-  std::string what = with_costs ? "the call's cost line (position and inclusive costs) after "
-                                : "the jump's source position line after ";
-  what.append(after);
+  // Constants, not built per call: this runs for every call and jump line.
+  std::string_view what = with_costs
+                              ? "the call's cost line (position and inclusive costs) after calls="
+                          : after == "jcnd=" ? "the jump's source position line after jcnd="
+                                             : "the jump's source position line after jump=";
   if (!NextContentLine(&line)) {
     ThrowAtLine(lines_.display_name(), lines_.line_no() + 1,
-                "expected " + what + ", got end of file");
+                "expected " + std::string(what) + ", got end of file");
   }
   const char* p = line.data();
   const char* end = p + line.size();
@@ -806,6 +848,7 @@ void Reader::HandleCalls(std::string_view line, std::string_view value) {
   const char* end = p + value.size();
   SkipBlanks(&p, end);
   CallRecord call;
+  call.raw_base = last_;
   const char* tok = p;
   if (!ReadNumber(&p, end, &call.count))
     Expected("a call count after calls=", Quote(TokenAt(tok, end)));
@@ -834,7 +877,9 @@ void Reader::HandleCalls(std::string_view line, std::string_view value) {
                                                           Quote(function_.text) + " past it");
   }
   has_call_object_ = has_call_file_ = has_call_function_ = false;
+  call.raw = lines_.Span();
   sink_.OnCall(call);
+  lines_.MarkSpan();
 }
 
 void Reader::HandleJump(Key key, std::string_view line, std::string_view value) {
@@ -844,6 +889,7 @@ void Reader::HandleJump(Key key, std::string_view line, std::string_view value) 
   SkipBlanks(&p, end);
   JumpRecord jump;
   jump.conditional = key == Key::kJcnd;
+  jump.raw_base = last_;
   const char* tok = p;
   uint64_t first = 0;
   const char* it = p;
@@ -876,7 +922,9 @@ void Reader::HandleJump(Key key, std::string_view line, std::string_view value) 
   ReadFollowingLine(jump.conditional ? "jcnd=" : "jump=", &jump.source, false);
   jump.source_file = source_file_;
   has_jump_file_ = has_jump_function_ = false;
+  jump.raw = lines_.Span();
   sink_.OnJump(jump);
+  lines_.MarkSpan();
 }
 
 void Reader::ResetPartState() {

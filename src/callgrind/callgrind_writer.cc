@@ -17,14 +17,32 @@
 //   (fi=/fe= included) in both.
 // - cob=/cfi= are written when a call target differs from those defaults (current ob, current
 //   file), jfi=/jfn= likewise for jumps.
+// Input text. Records carry the text they were read from (profile.h `raw`); when nothing changed
+// it is copied, which is faster and keeps a profile no source touched byte-identical. A copy is
+// made only when it reads the same as the formatted record would, in both consumers:
+// - Ids. Callgrind's ids are counters over the whole file, so the copied lines' ids are adopted:
+//   a definition `(7) x` is copied only if output id 7 is free or already x (for functions: the
+//   same object, file and name), a reference `(7)` only if output id 7 is x. Formatted names
+//   take the id their input line had when it is free; a name the input never numbered gets an
+//   id above every id seen so far. The input may define that id later (Callgrind counts ids up
+//   through the whole file); the check then formats those lines, which reads right but is no
+//   longer a copy. With the injector's synthesized blocks at the end of a part that is rare.
+// - Context. ob=, fl=, fi= as the copied lines leave them must be the record's object and files,
+//   by the file rules below, and cob/cfi/jfi defaults must come out as the record's targets.
+// - Positions. The input's relative positions are based on the input's previous position line
+//   (`raw_base`); the copy is made only when the output's previous position line is the same.
+// - Shapes. Only what Callgrind writes is copied (raw_lines.h): no indented or CRLF lines, no
+//   spec-form jcnd=; blank and comment lines only before a record. Anything else is formatted.
 // Relative positions are based on the last position line, never on call or jump targets, and
 // every function starts absolute, as Callgrind does, so the output also reads the same in tools
 // that reset at fn=. Columns of unknown kind (e.g. qt-creator's `memAddr`) are always absolute
 // hex: callgrind_annotate mistakes a decimal second column for a line number.
 #include "callgrind/callgrind_writer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <iterator>
 
 #include "cg_inject/io.h"
 
@@ -59,7 +77,9 @@ bool LooksCompressed(std::string_view name) {
 }  // namespace
 
 CallgrindWriter::CallgrindWriter(ByteSink* out, CallgrindWriterOptions options)
-    : out_(out), options_(options) {
+    : out_(out),
+      options_(options),
+      copy_input_(options.copy_input && options.compress_names && options.compress_positions) {
   // Sized once; used_ tracks the filled prefix, so appends are plain stores (no per-append
   // capacity bookkeeping of std::string, which showed up at 5% in the profile).
   buffer_.resize(kFlushSize + 65536);
@@ -104,30 +124,65 @@ void CallgrindWriter::AppendHex(uint64_t value) {
   used_ += 2 + static_cast<size_t>(std::to_chars(p + 2, p + 24, value, 16).ptr - (p + 2));
 }
 
+void CallgrindWriter::BeginFormatted() {
+  if (need_marker_) {
+    Put("# callgrind format\n");
+    need_marker_ = false;
+  }
+  for (; pending_blanks_ > 0; --pending_blanks_) PutChar('\n');
+}
+
+void CallgrindWriter::CopyRaw(std::string_view raw, bool starts_with_marker) {
+  if (need_marker_) {
+    if (!starts_with_marker) Put("# callgrind format\n");
+    need_marker_ = false;
+  }
+  pending_blanks_ = 0;  // the input text has its own
+  copied_ = true;
+  Put(raw);
+}
+
 void CallgrindWriter::OnPartBegin(int part_index) {
   if (!wrote_anything_) {
-    Put("# callgrind format\n");
     wrote_anything_ = true;
   } else if (part_index > 0) {
     // Parts are told apart by header lines that follow body lines. A part whose body held only
     // name lines (no records) would leave no body line and merge with the next part, so give it
     // an empty fl=, which sets no record (fuzzer find).
-    if (!body_written_) Put("fl=\n");
-    PutChar('\n');
+    if (!body_written_) {
+      BeginFormatted();
+      Put("fl=\n");
+    }
+    ++pending_blanks_;
   }
   body_written_ = false;
+  copied_ = false;
+  for (uint32_t& m : max_input_id_) m = 0;
   current_ = Current{};
   for (int space = 0; space < 2; ++space) {
     ids_[space].clear();
     cache_[space].clear();
+    names_by_id_[space].clear();
   }
   function_ids_.clear();
   function_cache_.clear();
+  functions_by_id_.clear();
+  for (uint32_t& m : max_id_) m = 0;
   has_last_ = false;
   last_ = Position{};
 }
 
+void CallgrindWriter::OnRawHeader(std::string_view key, std::string_view value,
+                                  std::string_view raw) {
+  if (copy_input_ && !raw.empty() && ParseRawLines(raw, RawKind::kHeader, &raw_)) {
+    CopyRaw(raw, raw_.starts_with_marker);
+    return;
+  }
+  OnHeader(key, value);
+}
+
 void CallgrindWriter::OnHeader(std::string_view key, std::string_view value) {
+  BeginFormatted();
   Put(key);
   PutChar(':');
   if (!value.empty()) {
@@ -139,7 +194,7 @@ void CallgrindWriter::OnHeader(std::string_view key, std::string_view value) {
 
 void CallgrindWriter::OnLayout(const PartLayout& layout) {
   layout_ = layout.positions;
-  PutChar('\n');
+  ++pending_blanks_;
 }
 
 void CallgrindWriter::AppendCompressed(std::string_view name, uint32_t id, bool known) {
@@ -157,7 +212,37 @@ void CallgrindWriter::AppendCompressed(std::string_view name, uint32_t id, bool 
   PutChar('\n');
 }
 
-void CallgrindWriter::AppendName(std::string_view tag, Space space, const Name& full_name) {
+void CallgrindWriter::BindId(Space space, uint32_t id, std::string_view name) {
+  auto it = ids_[space].try_emplace(std::string(name), id).first;
+  auto& by_id = names_by_id_[space];
+  if (id >= by_id.size()) by_id.resize(id + id / 2 + 64);
+  by_id[id] = NameSlot{&it->first, {}};
+  if (id > max_id_[space]) max_id_[space] = id;
+}
+
+void CallgrindWriter::BindFunctionId(uint32_t id, std::string_view object, std::string_view file,
+                                     std::string_view function) {
+  FunctionIdKey key{std::string(object), std::string(file), std::string(function)};
+  auto it = function_ids_.try_emplace(std::move(key), id).first;
+  if (id >= functions_by_id_.size()) functions_by_id_.resize(id + id / 2 + 64);
+  functions_by_id_[id] = FunctionSlot{&it->first, {}, {}, {}};
+  if (id > max_id_[2]) max_id_[2] = id;
+}
+
+uint32_t CallgrindWriter::NewId(Space space, std::string_view name, RawKey hint) {
+  if (hints_ != nullptr) {
+    const RawName& n = (*hints_)[hint];
+    bool free =
+        space == kFunctions
+            ? n.id >= functions_by_id_.size() || functions_by_id_[n.id].key == nullptr
+            : n.id >= names_by_id_[space].size() || names_by_id_[space][n.id].name == nullptr;
+    if (n.has_id && n.id != 0 && (!n.has_text || n.text == name) && free) return n.id;
+  }
+  return std::max(max_id_[space], max_input_id_[space]) + 1;
+}
+
+void CallgrindWriter::AppendName(std::string_view tag, Space space, const Name& full_name,
+                                 RawKey hint) {
   std::string_view name = full_name.text;
   Put(tag);
   PutChar('=');
@@ -180,7 +265,10 @@ void CallgrindWriter::AppendName(std::string_view tag, Space space, const Name& 
   auto& ids = ids_[space];
   auto it = ids.find(name);
   bool known = it != ids.end();
-  if (!known) it = ids.emplace(std::string(name), static_cast<uint32_t>(ids.size() + 1)).first;
+  if (!known) {
+    BindId(space, NewId(space, name, hint), name);
+    it = ids.find(name);
+  }
   if (full_name.id < kMaxCachedId) {
     if (full_name.id >= cache.size()) cache.resize(full_name.id + full_name.id / 2 + 64, nullptr);
     cache[full_name.id] = &*it;
@@ -197,7 +285,7 @@ size_t CallgrindWriter::FunctionIdKeyHash::operator()(const FunctionIdKey& k) co
 }
 
 void CallgrindWriter::AppendFunction(std::string_view tag, const Name& object, const Name& file,
-                                     const Name& function) {
+                                     const Name& function, RawKey hint) {
   std::string_view name = function.text;
   Put(tag);
   PutChar('=');
@@ -217,8 +305,12 @@ void CallgrindWriter::AppendFunction(std::string_view tag, const Name& object, c
     }
   }
   FunctionIdKey key{std::string(object.text), std::string(file.text), std::string(name)};
-  auto [it, inserted] =
-      function_ids_.try_emplace(std::move(key), static_cast<uint32_t>(function_ids_.size() + 1));
+  auto it = function_ids_.find(key);
+  bool inserted = it == function_ids_.end();
+  if (inserted) {
+    BindFunctionId(NewId(kFunctions, name, hint), object.text, file.text, name);
+    it = function_ids_.find(key);
+  }
   if (function.id < kMaxCachedId) {
     if (function.id >= function_cache_.size())
       function_cache_.resize(function.id + function.id / 2 + 64);
@@ -227,12 +319,163 @@ void CallgrindWriter::AppendFunction(std::string_view tag, const Name& object, c
   AppendCompressed(name, it->second, !inserted);
 }
 
+bool CallgrindWriter::ParseRaw(std::string_view raw, RawKind kind) {
+  if (!ParseRawLines(raw, kind, &raw_)) return false;
+  static constexpr Space kSpaceOf[] = {kObjects,   kFiles, kFiles,     kObjects,  kFiles,
+                                       kFunctions, kFiles, kFunctions, kFunctions};
+  static_assert(std::size(kSpaceOf) == size_t(RawKey::kCount));
+  for (size_t key = 0; key < size_t(RawKey::kCount); ++key) {
+    const RawName& n = raw_.names[key];
+    if (!n.has_id) continue;
+    // The id tables are vectors: an id far past the ones in use ("(16000000)" in a hostile
+    // file) is formatted instead, as the reader keeps such ids out of its dense table.
+    uint32_t& seen = max_input_id_[kSpaceOf[key]];
+    if (n.id > 2 * uint64_t{std::max(seen, max_id_[kSpaceOf[key]])} + 65536) return false;
+    seen = std::max(seen, n.id);
+  }
+  return true;
+}
+
+bool CallgrindWriter::SameBase(const Position& base) const {
+  for (int col = 0; col < layout_.count; ++col)
+    if (base.values[col] != last_.values[col]) return false;
+  return true;
+}
+
+namespace {
+bool SameView(std::string_view a, std::string_view b) {
+  return a.data() == b.data() && a.size() == b.size();
+}
+}  // namespace
+
+bool CallgrindWriter::RawNameIs(Space space, const RawName& n, std::string_view text,
+                                const RawName* earlier) {
+  if (!n.has_id) return n.text == text;
+  if (n.has_text && n.text != text) return false;
+  // "fi=(22) ???" then "cfi=(22)": defined a line earlier in the same text.
+  if (!n.has_text && earlier != nullptr && earlier->has_id && earlier->has_text &&
+      earlier->id == n.id)
+    return earlier->text == text;
+  auto& by_id = names_by_id_[space];
+  if (n.id >= by_id.size() || by_id[n.id].name == nullptr) return n.has_text;  // a free id
+  NameSlot& slot = by_id[n.id];
+  // Only references are remembered: a definition's text is a view into the input buffer.
+  if (n.has_text) return *slot.name == text;
+  if (SameView(slot.seen, text)) return true;
+  if (*slot.name != text) return false;
+  slot.seen = text;
+  return true;
+}
+
+bool CallgrindWriter::RawFunctionIs(const RawName& n, std::string_view object,
+                                    std::string_view file, std::string_view function,
+                                    bool interned) {
+  if (!n.has_id) return n.text == function;
+  if (n.has_text && n.text != function) return false;
+  if (n.id >= functions_by_id_.size() || functions_by_id_[n.id].key == nullptr) return n.has_text;
+  FunctionSlot& slot = functions_by_id_[n.id];
+  if (interned && !n.has_text && SameView(slot.function, function) &&
+      SameView(slot.object, object) && SameView(slot.file, file))
+    return true;
+  const FunctionIdKey& key = *slot.key;
+  if (key.function != function || key.object != object || key.file != file) return false;
+  if (!interned || n.has_text) return true;
+  slot.object = object;
+  slot.file = file;
+  slot.function = function;
+  return true;
+}
+
+bool CallgrindWriter::RawSourceFileIs(const RawName& fi, const Name& file) {
+  if (fi.present) return file.id != 0 && RawNameIs(kFiles, fi, file.text);
+  return file.id == 0 || (current_.has_file && current_.source_file == file.text);
+}
+
+void CallgrindWriter::UseRawSourceFile(const RawName& fi, const Name& file) {
+  if (!fi.present) return;
+  BindRawName(kFiles, fi);
+  current_.source_file.assign(file.text);
+  current_.has_file = true;
+}
+
+bool CallgrindWriter::CopyFunction(const FunctionContext& f) {
+  const RawName& ob = raw_[RawKey::kOb];
+  const RawName& fl = raw_[RawKey::kFl];
+  const RawName& fn = raw_[RawKey::kFn];
+  const RawName& fi = raw_[RawKey::kFi];
+  // The object and the files both consumers have once the copied lines are read.
+  bool has_object = current_.has_object;
+  std::string_view object = current_.object;
+  if (ob.present) {
+    if (!RawNameIs(kObjects, ob, f.object.text)) return false;
+    has_object = true;
+    object = f.object.text;
+  }
+  if (f.object.id == 0 ? has_object : !has_object || object != f.object.text) return false;
+  bool has_fl = current_.has_fl, has_file = current_.has_file;
+  std::string_view fl_file = current_.fl_file, source_file = current_.source_file;
+  if (fi.present) {  // the previous function's closing fe=: not a record field, so look it up
+    if (fi.has_id && !fi.has_text) {
+      const auto& by_id = names_by_id_[kFiles];
+      if (fi.id >= by_id.size() || by_id[fi.id].name == nullptr) return false;
+      source_file = *by_id[fi.id].name;
+    } else if (!fi.has_id || RawNameIs(kFiles, fi, fi.text)) {
+      source_file = fi.text;
+    } else {
+      return false;
+    }
+    has_file = true;
+  }
+  if (fl.present) {
+    if (!RawNameIs(kFiles, fl, f.file.text)) return false;
+    has_fl = has_file = true;
+    fl_file = source_file = f.file.text;
+  }
+  if (f.file.id == 0 ? has_fl || has_file
+                     : !has_fl || fl_file != f.file.text || source_file != f.file.text)
+    return false;
+  if (!RawFunctionIs(fn, f.object.text, f.file.text, f.function.text)) return false;
+
+  BindRawName(kFiles, fi);
+  BindRawName(kObjects, ob);
+  BindRawName(kFiles, fl);
+  if (fn.has_id && fn.has_text) BindFunctionId(fn.id, f.object.text, f.file.text, fn.text);
+  CopyRaw(f.raw, raw_.starts_with_marker);
+  if (ob.present) {
+    current_.object.assign(f.object.text);
+    current_.has_object = true;
+  }
+  if (fl.present) {
+    current_.has_file = current_.has_fl = true;
+    current_.fl_file.assign(f.file.text);
+  }
+  return true;
+}
+
 void CallgrindWriter::OnFunction(const FunctionContext& function) {
   body_written_ = true;
+  if (copy_input_ && !function.raw.empty()) {
+    if (ParseRaw(function.raw, RawKind::kFunction)) {
+      if (CopyFunction(function)) {
+        if (function.file.id != 0) {
+          current_.file.assign(function.file.text);
+          current_.source_file.assign(function.file.text);
+        } else {
+          current_.file = current_.source_file;
+        }
+        current_.object_id = function.object.id;
+        current_.function.assign(function.function.text);
+        has_last_ = false;
+        return;
+      }
+      hints_ = &raw_;
+    }
+  }
+  BeginFormatted();
   PutChar('\n');
   if (function.object.id != 0 &&
       (!current_.has_object || current_.object != function.object.text)) {
-    AppendName("ob", kObjects, function.object);
+    AppendName("ob", kObjects, function.object, RawKey::kOb);
     current_.object.assign(function.object.text);
     current_.has_object = true;
   }
@@ -240,7 +483,7 @@ void CallgrindWriter::OnFunction(const FunctionContext& function) {
   // included): fl= unless both already name the function's file.
   if (function.file.id != 0 && (!current_.has_fl || current_.fl_file != function.file.text ||
                                 current_.source_file != function.file.text)) {
-    AppendName("fl", kFiles, function.file);
+    AppendName("fl", kFiles, function.file, RawKey::kFl);
     current_.has_file = current_.has_fl = true;
     current_.fl_file.assign(function.file.text);
   }
@@ -252,17 +495,18 @@ void CallgrindWriter::OnFunction(const FunctionContext& function) {
   }
   // The reader's object and file persist from function to function, so id 0 here means none
   // was ever named in this part: both consumers then use the empty name too.
-  AppendFunction("fn", function.object, function.file, function.function);
+  AppendFunction("fn", function.object, function.file, function.function, RawKey::kFn);
   current_.object_id = function.object.id;
   current_.function.assign(function.function.text);
   has_last_ = false;
+  hints_ = nullptr;
 }
 
 void CallgrindWriter::SwitchSourceFile(const Name& file) {
   if (file.id == 0) return;
   if (current_.has_file && current_.source_file == file.text) return;
   bool back_to_function_file = current_.has_file && current_.file == file.text;
-  AppendName(back_to_function_file ? "fe" : "fi", kFiles, file);
+  AppendName(back_to_function_file ? "fe" : "fi", kFiles, file, RawKey::kFi);
   current_.source_file.assign(file.text);
   current_.has_file = true;
 }
@@ -321,29 +565,104 @@ void CallgrindWriter::AppendCosts(std::span<const uint64_t> costs) {
   used_ += static_cast<size_t>(p - start);
 }
 
+bool CallgrindWriter::CopyCost(const CostRecord& cost) {
+  if (IsOnePositionLine(cost.raw)) {
+    if (!SameBase(cost.raw_base)) return false;
+    // The common case: no fi=/fe= line, so the current file must already be the record's.
+    if (cost.source_file.id != 0 &&
+        (!current_.has_file || current_.source_file != cost.source_file.text))
+      return false;
+    CopyRaw(cost.raw, false);
+    return true;
+  }
+  if (!ParseRaw(cost.raw, RawKind::kCost)) return false;
+  hints_ = &raw_;
+  const RawName& fi = raw_[RawKey::kFi];
+  if (!SameBase(cost.raw_base) || !RawSourceFileIs(fi, cost.source_file)) return false;
+  hints_ = nullptr;
+  UseRawSourceFile(fi, cost.source_file);
+  CopyRaw(cost.raw, raw_.starts_with_marker);
+  return true;
+}
+
 void CallgrindWriter::OnCost(const CostRecord& cost) {
   body_written_ = true;
+  if (copy_input_ && !cost.raw.empty()) {
+    if (CopyCost(cost)) {
+      last_ = cost.position;
+      has_last_ = true;
+      if (used_ >= kFlushSize) Flush();
+      return;
+    }
+  }
+  BeginFormatted();
   SwitchSourceFile(cost.source_file);
+  hints_ = nullptr;
   AppendPosition(cost.position, true);
   AppendCosts(cost.costs);
   PutChar('\n');
   if (used_ >= kFlushSize) Flush();
 }
 
+bool CallgrindWriter::CopyCall(const CallRecord& call) {
+  if (!ParseRaw(call.raw, RawKind::kCall)) return false;
+  hints_ = &raw_;
+  if (!SameBase(call.raw_base)) return false;
+  const RawName& fi = raw_[RawKey::kFi];
+  const RawName& cob = raw_[RawKey::kCob];
+  const RawName& cfi = raw_[RawKey::kCfi];
+  const RawName& cfn = raw_[RawKey::kCfn];
+  if (!RawSourceFileIs(fi, call.source_file)) return false;
+  // cob= and cfi= default to the current object and file (fi=/fe= of this text included).
+  bool has_file = fi.present || current_.has_file;
+  std::string_view file =
+      fi.present ? call.source_file.text : std::string_view(current_.source_file);
+  const Name& object = call.target_object;
+  if (cob.present      ? object.id == 0 || !RawNameIs(kObjects, cob, object.text)
+      : object.id == 0 ? current_.has_object
+                       : !current_.has_object || current_.object != object.text)
+    return false;
+  const Name& target_file = call.target_file;
+  if (cfi.present           ? target_file.id == 0 || !RawNameIs(kFiles, cfi, target_file.text, &fi)
+      : target_file.id == 0 ? has_file
+                            : !has_file || file != target_file.text)
+    return false;
+  if (!RawFunctionIs(cfn, object.text, target_file.text, call.target_function.text)) return false;
+
+  hints_ = nullptr;
+  UseRawSourceFile(fi, call.source_file);
+  BindRawName(kObjects, cob);
+  BindRawName(kFiles, cfi);
+  if (cfn.has_id && cfn.has_text)
+    BindFunctionId(cfn.id, object.text, target_file.text, call.target_function.text);
+  CopyRaw(call.raw, raw_.starts_with_marker);
+  return true;
+}
+
 void CallgrindWriter::OnCall(const CallRecord& call) {
   body_written_ = true;
+  if (copy_input_ && !call.raw.empty()) {
+    if (CopyCall(call)) {
+      last_ = call.source;
+      has_last_ = true;
+      if (used_ >= kFlushSize) Flush();
+      return;
+    }
+  }
+  BeginFormatted();
   SwitchSourceFile(call.source_file);
   if (call.target_object.id != 0 &&
       (!current_.has_object || current_.object != call.target_object.text)) {
-    AppendName("cob", kObjects, call.target_object);
+    AppendName("cob", kObjects, call.target_object, RawKey::kCob);
   }
   if (call.target_file.id != 0 &&
       (!current_.has_file || current_.source_file != call.target_file.text)) {
-    AppendName("cfi", kFiles, call.target_file);
+    AppendName("cfi", kFiles, call.target_file, RawKey::kCfi);
   }
   // The reader resolved the defaults, and cob=/cfi= above make the consumer's context equal to
   // this triple, which is what KCachegrind binds a new id to.
-  AppendFunction("cfn", call.target_object, call.target_file, call.target_function);
+  AppendFunction("cfn", call.target_object, call.target_file, call.target_function, RawKey::kCfn);
+  hints_ = nullptr;
   Put("calls=");
   AppendUnsigned(call.count);
   PutChar(' ');
@@ -355,16 +674,58 @@ void CallgrindWriter::OnCall(const CallRecord& call) {
   if (used_ >= kFlushSize) Flush();
 }
 
+bool CallgrindWriter::CopyJump(const JumpRecord& jump) {
+  if (!ParseRaw(jump.raw, RawKind::kJump)) return false;
+  hints_ = &raw_;
+  if (!SameBase(jump.raw_base)) return false;
+  const RawName& fi = raw_[RawKey::kFi];
+  const RawName& jfi = raw_[RawKey::kJfi];
+  const RawName& jfn = raw_[RawKey::kJfn];
+  if (!RawSourceFileIs(fi, jump.source_file)) return false;
+  bool has_file = fi.present || current_.has_file;
+  std::string_view file =
+      fi.present ? jump.source_file.text : std::string_view(current_.source_file);
+  const Name& target_file = jump.target_file;
+  if (jfi.present           ? target_file.id == 0 || !RawNameIs(kFiles, jfi, target_file.text, &fi)
+      : target_file.id == 0 ? has_file
+                            : !has_file || file != target_file.text)
+    return false;
+  // jfn= defaults to the current function; a jfn= id is bound to the current object.
+  if (jfn.present
+          ? !RawFunctionIs(jfn, current_.object, target_file.text, jump.target_function.text,
+                           /*interned=*/false)
+          : current_.function != jump.target_function.text)
+    return false;
+
+  hints_ = nullptr;
+  UseRawSourceFile(fi, jump.source_file);
+  BindRawName(kFiles, jfi);
+  if (jfn.has_id && jfn.has_text)
+    BindFunctionId(jfn.id, current_.object, target_file.text, jump.target_function.text);
+  CopyRaw(jump.raw, raw_.starts_with_marker);
+  return true;
+}
+
 void CallgrindWriter::OnJump(const JumpRecord& jump) {
   body_written_ = true;
+  if (copy_input_ && !jump.raw.empty()) {
+    if (CopyJump(jump)) {
+      last_ = jump.source;
+      has_last_ = true;
+      if (used_ >= kFlushSize) Flush();
+      return;
+    }
+  }
+  BeginFormatted();
   SwitchSourceFile(jump.source_file);
   if (jump.target_file.id != 0 &&
       (!current_.has_file || current_.source_file != jump.target_file.text)) {
-    AppendName("jfi", kFiles, jump.target_file);
+    AppendName("jfi", kFiles, jump.target_file, RawKey::kJfi);
   }
   if (jump.target_function.id != 0 && current_.function != jump.target_function.text)
     AppendFunction("jfn", Name{current_.object_id, current_.object}, jump.target_file,
-                   jump.target_function);
+                   jump.target_function, RawKey::kJfn);
+  hints_ = nullptr;
   if (jump.conditional) {
     Put("jcnd=");
     AppendUnsigned(jump.followed);
@@ -382,6 +743,11 @@ void CallgrindWriter::OnJump(const JumpRecord& jump) {
   if (used_ >= kFlushSize) Flush();
 }
 
-void CallgrindWriter::OnPartEnd() { Flush(); }
+void CallgrindWriter::OnPartEnd() {
+  // Blank lines still owed end a part the writer formatted; copied text brought its own.
+  if (need_marker_ || !copied_) BeginFormatted();
+  pending_blanks_ = 0;
+  Flush();
+}
 
 }  // namespace cg_inject

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "callgrind/raw_lines.h"
 #include "cg_inject/profile.h"
 
 namespace cg_inject {
@@ -19,6 +20,10 @@ struct CallgrindWriterOptions {
   bool compress_names = true;
   /// Write +N/-N/* instead of an absolute position when that is shorter.
   bool compress_positions = true;
+  /// Copy a record's input text (`raw`, profile.h) instead of formatting it whenever the copy
+  /// reads the same to every consumer; needs both compressions on (the input's text is
+  /// compressed). False formats every record, as the writer's own rules say.
+  bool copy_input = true;
 };
 
 /// Writes a valid Callgrind file to a ByteSink: `# callgrind format` first, header lines as
@@ -30,7 +35,9 @@ struct CallgrindWriterOptions {
 /// The output reads the same in KCachegrind and callgrind_annotate (see the .cc for the rules):
 /// function ids are bound to (object, file, name) as Callgrind binds them, every part defines
 /// its ids afresh, and fl= is written whenever either consumer would otherwise give the function
-/// another file.
+/// another file. Records that carry their input text are copied when the copy means the same in
+/// the output's context (ids, current ob/fl/fi, the base of relative positions), so a profile
+/// no stage changed comes out byte-identical.
 class CallgrindWriter : public ProfileSink {
  public:
   explicit CallgrindWriter(ByteSink* out, CallgrindWriterOptions options = {});
@@ -40,6 +47,7 @@ class CallgrindWriter : public ProfileSink {
 
   void OnPartBegin(int part_index) override;
   void OnHeader(std::string_view key, std::string_view value) override;
+  void OnRawHeader(std::string_view key, std::string_view value, std::string_view raw) override;
   void OnLayout(const PartLayout& layout) override;
   void OnFunction(const FunctionContext& function) override;
   void OnCost(const CostRecord& cost) override;
@@ -51,7 +59,7 @@ class CallgrindWriter : public ProfileSink {
   void Flush();
 
  private:
-  enum Space { kObjects = 0, kFiles = 1 };
+  enum Space { kObjects = 0, kFiles = 1, kFunctions = 2 };
 
   /// What the readers of our output currently believe; reset per part. `fl_file` is the file of
   /// the last fl= (KCachegrind's file for the next fn=), `source_file` the file that fl=/fi=/fe=
@@ -78,14 +86,50 @@ class CallgrindWriter : public ProfileSink {
     const FunctionIdKey* key = nullptr;
   };
 
-  /// Appends "tag=" plus the name, compressed when enabled (objects and files).
-  void AppendName(std::string_view tag, Space space, const Name& name);
+  /// Appends "tag=" plus the name, compressed when enabled (objects and files). `hint` is the
+  /// context line of the record's input text that named it: its id is taken for a name that
+  /// has none yet, so later copied lines can refer to it.
+  void AppendName(std::string_view tag, Space space, const Name& name, RawKey hint);
   /// Appends "tag=" plus a function name whose id is bound to `object` and `file`, the context
   /// in which the consumer will read this line.
   void AppendFunction(std::string_view tag, const Name& object, const Name& file,
-                      const Name& function);
+                      const Name& function, RawKey hint);
   /// Writes `name` in full or as "(id) name"/"(id)", `id` being 0 for a name written in full.
   void AppendCompressed(std::string_view name, uint32_t id, bool known);
+  /// The id for a name that has none yet: the hint's input id when that is free, else one
+  /// above every id used or seen in the part's input text.
+  uint32_t NewId(Space space, std::string_view name, RawKey hint);
+  /// ParseRawLines into raw_, noting the input's ids.
+  bool ParseRaw(std::string_view raw, RawKind kind);
+
+  // Copying input text. Each Copy* checks that the record's text reads the same in the
+  // output's context and, if so, copies it and updates the context; false: format instead.
+  bool CopyFunction(const FunctionContext& f);
+  bool CopyCost(const CostRecord& cost);
+  bool CopyCall(const CallRecord& call);
+  bool CopyJump(const JumpRecord& jump);
+  void CopyRaw(std::string_view raw, bool starts_with_marker);
+  /// Relative positions in the input text are based on `base`; true when that is also the
+  /// consumer's base in the output.
+  bool SameBase(const Position& base) const;
+  /// Whether the context line `n` (absent, a definition, a reference) names `text` in the output.
+  /// `earlier` is a context line before `n` in the same text, which may define n's id.
+  bool RawNameIs(Space space, const RawName& n, std::string_view text,
+                 const RawName* earlier = nullptr);
+  /// `interned`: the views are the producer's (stable for the run), not the writer's own.
+  bool RawFunctionIs(const RawName& n, std::string_view object, std::string_view file,
+                     std::string_view function, bool interned = true);
+  /// A fi=/fe= line (or none) leaves `file` current.
+  bool RawSourceFileIs(const RawName& fi, const Name& file);
+  void BindId(Space space, uint32_t id, std::string_view name);
+  void BindFunctionId(uint32_t id, std::string_view object, std::string_view file,
+                      std::string_view function);
+  void BindRawName(Space space, const RawName& n) {
+    if (n.has_id && n.has_text) BindId(space, n.id, n.text);
+  }
+  void UseRawSourceFile(const RawName& fi, const Name& file);
+  /// The writer's own text follows: the "# callgrind format" line and blank lines still owed.
+  void BeginFormatted();
   /// Appends fi=/fe= when `file` differs from the file the reader has current.
   void SwitchSourceFile(const Name& file);
   /// Appends the position columns; `update` says whether the reader will take them as its new
@@ -104,8 +148,14 @@ class CallgrindWriter : public ProfileSink {
   CallgrindWriterOptions options_;
   std::string buffer_;  // fixed size; the first used_ bytes are pending output
   size_t used_ = 0;
-  bool wrote_anything_ = false;
-  bool body_written_ = false;  // a body line was written in the current part
+  bool wrote_anything_ = false;      // a part has begun
+  bool body_written_ = false;        // a body line was written in the current part
+  bool copy_input_ = false;          // options_.copy_input and both compressions
+  bool need_marker_ = true;          // "# callgrind format" not written yet
+  int pending_blanks_ = 0;           // separating blank lines, dropped before copied text
+  bool copied_ = false;              // some input text of this part was copied
+  RawLines raw_;                     // the current record's parsed input text
+  const RawLines* hints_ = nullptr;  // raw_ while a record whose text was refused is formatted
 
   // Compression ids of objects and files by name text. KCachegrind forgets every id at each
   // part, so they are cleared at OnPartBegin and each part names everything again, as Callgrind
@@ -117,14 +167,29 @@ class CallgrindWriter : public ProfileSink {
   using IdMap = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
   using IdEntry = IdMap::value_type;
   IdMap ids_[2];
+  /// What an output id stands for, and the record view it last matched: names are interned by
+  /// their producer (profile.h), so the same pointer and size is the same text and skips the
+  /// compare (string compares of scattered names were 17% of a no-source run).
+  struct NameSlot {
+    const std::string* name = nullptr;
+    std::string_view seen;
+  };
+  struct FunctionSlot {
+    const FunctionIdKey* key = nullptr;
+    std::string_view object, file, function;
+  };
+  std::vector<NameSlot> names_by_id_[2];
+  uint32_t max_id_[3] = {};               // objects, files, functions
+  uint32_t max_input_id_[3] = {};         // the largest id seen in the part's input text
   std::vector<const IdEntry*> cache_[2];  // by Name::id; see AppendName
   // Function ids by (object, file, name): one id per function as KCachegrind identifies it.
   std::unordered_map<FunctionIdKey, uint32_t, FunctionIdKeyHash> function_ids_;
   std::vector<FunctionIdCacheSlot> function_cache_;  // by the function's Name::id
+  std::vector<FunctionSlot> functions_by_id_;
 
   PositionLayout layout_;
   Current current_;
-  Position last_;
+  Position last_;          // the last position line written: the consumers' relative base
   bool has_last_ = false;  // false: the next position is written absolute
 };
 

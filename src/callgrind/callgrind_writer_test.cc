@@ -12,7 +12,9 @@
 namespace cg_inject {
 namespace {
 
-std::string Rewrite(std::string_view text, CallgrindWriterOptions options = {}) {
+/// Formats every record by default: most tests here are about the writer's own rules; the
+/// copying of input text has its own tests below.
+std::string Rewrite(std::string_view text, CallgrindWriterOptions options = {.copy_input = false}) {
   auto in = OpenMemoryInput(text, "in.cg");
   StringSink out;
   CallgrindWriter writer(&out, options);
@@ -27,18 +29,23 @@ ProfileSummary Summary(std::string_view text) {
   return summary;
 }
 
-/// Reads `text`, writes it (with each option combination), reads the output again and expects
-/// the same records, digest included; returns the default-options output.
+/// Reads `text`, writes it (with each option combination, input text copied or not), reads the
+/// output again and expects the same records, digest included; returns the output formatted
+/// with compression.
 std::string ExpectRoundTrip(std::string_view text) {
   ProfileSummary original = Summary(text);
   std::string written;
-  for (bool names : {true, false}) {
-    for (bool positions : {true, false}) {
-      std::string out = Rewrite(text, {.compress_names = names, .compress_positions = positions});
-      SCOPED_TRACE(out);
-      EXPECT_EQ(CompareSummaries(original, Summary(out)), "");
-      EXPECT_EQ(Rewrite(out, {.compress_names = names, .compress_positions = positions}), out);
-      if (names && positions) written = out;
+  for (bool copy : {false, true}) {
+    for (bool names : {true, false}) {
+      for (bool positions : {true, false}) {
+        CallgrindWriterOptions options{
+            .compress_names = names, .compress_positions = positions, .copy_input = copy};
+        std::string out = Rewrite(text, options);
+        SCOPED_TRACE(out);
+        EXPECT_EQ(CompareSummaries(original, Summary(out)), "");
+        EXPECT_EQ(Rewrite(out, options), out);
+        if (names && positions && !copy) written = out;
+      }
     }
   }
   return written;
@@ -215,6 +222,145 @@ TEST(CallgrindWriterTest, LargeOutputIsFlushedInBlocks) {
   EXPECT_GT(sink.bytes, 1000000u);
   EXPECT_GE(sink.writes, 2u);
   EXPECT_LE(sink.writes, sink.bytes / (1 << 20) + 2);
+}
+
+// --- copying input text -----------------------------------------------------------------------
+
+// Callgrind's own shapes: ids defined once and referenced after, fe= closing an inlined file
+// before a blank line and the next fn=, relative positions, a jump, two parts, free-text headers
+// with odd spacing, totals: last.
+constexpr std::string_view kCallgrindShaped =
+    "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npid: 7\ncmd:  ./a --x \n"
+    "part: 1\n\n\ndesc: I1 cache: \n\npositions: instr line\nevents: Ir Dr\nsummary: 33 2\n\n\n"
+    "ob=(1) /bin/a\nfl=(1) a.c\nfn=(1) main\n0x10 3 5 1\n+2 * 5\nfi=(2) inl.h\n+4 7 5 1\n"
+    "fe=(1)\n+3 4 5\ncob=(2) /lib/libc.so\ncfi=(3) m.c\ncfn=(2) malloc\ncalls=1 0x900 10 \n"
+    "* 4 10 1\njcnd=1/2 +6 * \n* 4 \n\n"
+    "ob=(2)\nfl=(3)\nfn=(2)\n0x900 10 10\n# a comment\n\nob=(1)\nfl=(1)\nfn=(3) "
+    "0x0000000000000444\n"
+    "0x444 0 3\ncob=(2)\ncfi=(3)\ncfn=(2)\ncalls=2 0x900 10\n+1 0 5 2\ntotals: 33 2\n"
+    "\npart: 2\npositions: instr line\nevents: Ir Dr\n\nob=(1) /bin/a\nfl=(1) a.c\nfn=(1) main\n"
+    "0x10 3 1\n"
+    "totals: 1 0\n";
+
+TEST(CallgrindWriterTest, UntouchedInputIsCopiedByteForByte) {
+  EXPECT_EQ(Rewrite(kCallgrindShaped, {}), kCallgrindShaped);
+  ExpectRoundTrip(kCallgrindShaped);
+  // Without compression the names are written in full, as asked.
+  EXPECT_NE(Rewrite(kCallgrindShaped, {.compress_names = false}), kCallgrindShaped);
+}
+
+/// Changes records on their way to the writer the way the injector does: renames the function
+/// `from` (its block and the calls and jumps into it, whose input text no longer applies) and moves
+/// the cost lines at instruction `move` 100 lines down (so the next relative position has another
+/// base in the output than in the input).
+class Editor : public ProfileSink {
+ public:
+  Editor(ProfileSink* out, std::string_view from, std::string_view to, uint64_t move)
+      : out_(out), from_(from), to_(to), move_(move) {}
+  void OnPartBegin(int part) override { out_->OnPartBegin(part); }
+  void OnHeader(std::string_view key, std::string_view value) override {
+    out_->OnHeader(key, value);
+  }
+  void OnRawHeader(std::string_view key, std::string_view value, std::string_view raw) override {
+    out_->OnRawHeader(key, value, raw);
+  }
+  void OnLayout(const PartLayout& layout) override { out_->OnLayout(layout); }
+  void OnFunction(const FunctionContext& f) override {
+    FunctionContext out = f;
+    if (Rename(&out.function)) out.raw = {};
+    out_->OnFunction(out);
+  }
+  void OnCost(const CostRecord& cost) override {
+    CostRecord out = cost;
+    if (cost.position.values[0] == move_) {
+      out.position.values[1] += 100;
+      out.raw = {};
+    }
+    out_->OnCost(out);
+  }
+  void OnCall(const CallRecord& call) override {
+    CallRecord out = call;
+    if (Rename(&out.target_function)) out.raw = {};
+    out_->OnCall(out);
+  }
+  void OnJump(const JumpRecord& jump) override {
+    JumpRecord out = jump;
+    if (Rename(&out.target_function)) out.raw = {};
+    out_->OnJump(out);
+  }
+  void OnPartEnd() override { out_->OnPartEnd(); }
+
+ private:
+  bool Rename(Name* name) const {
+    if (name->text != from_) return false;
+    *name = Name{1000, to_};
+    return true;
+  }
+  ProfileSink* out_;
+  std::string_view from_, to_;
+  uint64_t move_;
+};
+
+std::string Edit(std::string_view text, std::string_view from, std::string_view to, uint64_t move,
+                 bool copy) {
+  auto in = OpenMemoryInput(text, "in.cg");
+  StringSink out;
+  CallgrindWriter writer(&out, {.copy_input = copy});
+  Editor editor(&writer, from, to, move);
+  ReadCallgrind(*in, editor);
+  return out.data();
+}
+
+TEST(CallgrindWriterTest, CopiedAndFormattedRecordsReadAsTheRecords) {
+  // Renaming a function defined with id (1), (2) or (3), and moving a cost line so that the next
+  // relative position has another base: copying what still applies must read exactly as
+  // formatting everything does.
+  for (std::string_view from : {"malloc", "0x0000000000000444", "main"}) {
+    for (uint64_t move : {uint64_t{0x12}, uint64_t{0x900}, uint64_t{0}}) {
+      SCOPED_TRACE(std::string(from) + " move " + std::to_string(move));
+      std::string formatted = Edit(kCallgrindShaped, from, "Resolved::name()", move, false);
+      std::string copied = Edit(kCallgrindShaped, from, "Resolved::name()", move, true);
+      SCOPED_TRACE(copied);
+      EXPECT_EQ(CompareSummaries(Summary(formatted), Summary(copied)), "");
+      EXPECT_NE(copied, formatted);  // something was copied
+      EXPECT_TRUE(copied.starts_with("# callgrind format\nversion: 1\n"));
+    }
+  }
+}
+
+TEST(CallgrindWriterTest, CopiedReferencesUseIdsTheWriterDefined) {
+  // main's block is formatted (renamed) and defines ob (1) and fl (1) for the same names as the
+  // input did, so the later lines that refer to them are copied.
+  std::string out = Edit(kCallgrindShaped, "main", "renamed", 0, true);
+  EXPECT_NE(out.find("ob=(1) /bin/a\nfl=(1) a.c\nfn=(1) renamed\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("ob=(1)\nfl=(1)\nfn=(3) 0x0000000000000444\n"), std::string::npos) << out;
+}
+
+TEST(CallgrindWriterTest, RefusedTextLendsItsIdsToTheFormattedRecord) {
+  // The cost line after the moved one has another base, so it is formatted; its fi=(2)
+  // definition keeps id 2, and the copied fe=(1) and cfi=(3) after it still read right.
+  std::string out = Edit(kCallgrindShaped, "", "", 0x12, true);
+  EXPECT_NE(out.find("+2 103 5\nfi=(2) inl.h\n+4 7 5 1\nfe=(1)\n+3 4 5\ncob=(2) /lib/libc.so\n"),
+            std::string::npos)
+      << out;
+}
+
+TEST(CallgrindWriterTest, InputThatConsumersReadDifferentlyIsFormatted) {
+  // A fi= left open before fn= (KCachegrind: a.c, callgrind_annotate: inl.h) and a function id
+  // referenced under another object than the one it was defined in.
+  constexpr std::string_view kText =
+      "# callgrind format\nevents: Ir\nob=(1) a\nfl=(1) a.c\nfn=(1) f\n1 1\nfi=(2) inl.h\n2 2\n"
+      "fn=(2) g\n3 3\nob=(2) b\nfn=(1)\n4 4\n";
+  std::string out = Rewrite(kText, {});
+  EXPECT_NE(out, kText);
+  EXPECT_EQ(CompareSummaries(Summary(kText), Summary(out)), "");
+  EXPECT_NE(out.find("fl=(2)\nfn=(2) g\n"), std::string::npos) << out;
+}
+
+TEST(CallgrindWriterTest, FarAwayIdsAreNotAdopted) {
+  // A hostile id would size the writer's id tables: the line is formatted with an id of its own.
+  std::string out = Rewrite("# callgrind format\nevents: Ir\nfn=(9000000) f\n1 1\n", {});
+  EXPECT_EQ(out, "# callgrind format\nevents: Ir\n\n\nfn=(1) f\n1 1\n");
 }
 
 }  // namespace

@@ -41,12 +41,15 @@ bool LineReader::ReadLine(std::string_view* line) {
 }
 
 bool LineReader::Refill() {
-  size_t pending = end_ - begin_;
-  scanned_ = pending;
-  if (begin_ > 0) {
-    std::memmove(buf_.get(), buf_.get() + begin_, pending);
-    begin_ = 0;
-    end_ = pending;
+  scanned_ = end_ - begin_;
+  if (span_ok_ && begin_ - span_begin_ > kMaxSpanSize) span_ok_ = false;
+  // The open span moves to the front with the unfinished line.
+  size_t keep = span_ok_ ? span_begin_ : begin_;
+  if (keep > 0) {
+    std::memmove(buf_.get(), buf_.get() + keep, end_ - keep);
+    begin_ -= keep;
+    end_ -= keep;
+    span_begin_ = span_ok_ ? span_begin_ - keep : 0;
   }
   if (end_ == capacity_) {
     if (capacity_ >= kMaxLineSize) {

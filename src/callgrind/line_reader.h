@@ -28,6 +28,20 @@ class LineReader {
   /// stays valid until the next call.
   bool ReadLine(std::string_view* line);
 
+  /// Starts a span at the next line. Span() returns the input bytes from there through the
+  /// newline of the last line returned, so a record can carry the exact text it came from.
+  void MarkSpan() {
+    span_begin_ = begin_;
+    span_ok_ = true;
+  }
+  /// The bytes since MarkSpan() (valid until the next ReadLine); empty when the span grew past
+  /// kMaxSpanSize and was dropped, so a run of comment lines cannot pin the buffer.
+  std::string_view Span() const {
+    if (!span_ok_) return {};
+    return std::string_view(buf_.get() + span_begin_, begin_ - span_begin_);
+  }
+  static constexpr size_t kMaxSpanSize = size_t{1} << 20;
+
   /// 1-based number of the line last returned (0 before the first).
   uint64_t line_no() const { return line_no_; }
   const std::string& display_name() const;
@@ -39,9 +53,11 @@ class LineReader {
   ByteSource* in_;
   std::unique_ptr<char[]> buf_;
   size_t capacity_;
-  size_t begin_ = 0;    // start of the unconsumed bytes
-  size_t end_ = 0;      // end of the valid bytes
-  size_t scanned_ = 0;  // bytes after begin_ already known to hold no '\n'
+  size_t begin_ = 0;       // start of the unconsumed bytes
+  size_t end_ = 0;         // end of the valid bytes
+  size_t scanned_ = 0;     // bytes after begin_ already known to hold no '\n'
+  size_t span_begin_ = 0;  // start of the span; Refill keeps the bytes from here on
+  bool span_ok_ = false;
   bool eof_ = false;
   uint64_t line_no_ = 0;
 };

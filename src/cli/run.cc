@@ -9,11 +9,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "callgrind/callgrind_reader.h"
@@ -135,22 +140,27 @@ class OutputChain {
   std::unique_ptr<ByteSink> zstd_;
 };
 
-/// Tells an object's own code from JIT addresses using the ELF files the profile names.
+/// Tells an object's own code from JIT addresses using the ELF files the profile names. The
+/// catalog opens files on first use, so inputs on several threads take turns (a lock per call:
+/// the injector asks only for objects whose code a source also lists).
 class CatalogExtents : public ObjectExtents {
  public:
   explicit CatalogExtents(ObjectCatalog* catalog) : catalog_(catalog) {}
   std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
+    std::lock_guard<std::mutex> lock(mu_);
     const ObjectImage* image = catalog_->Lookup(object);
     if (image == nullptr) return std::nullopt;
     return image->InExtent(addr);
   }
   bool AddressesAreAbsolute(std::string_view object) const override {
+    std::lock_guard<std::mutex> lock(mu_);
     // Shared libraries and PIEs are told by their header alone, without reading them whole.
     if (!catalog_->MayHaveFixedAddresses(object)) return false;
     const ObjectImage* image = catalog_->Lookup(object);
     return image != nullptr && !image->is_pie();
   }
   std::optional<std::string> FunctionAt(std::string_view object, uint64_t addr) const override {
+    std::lock_guard<std::mutex> lock(mu_);
     const ObjectImage* image = catalog_->Lookup(object);
     const ElfSymbol* symbol = image != nullptr ? image->LookupSymbol(addr) : nullptr;
     if (symbol == nullptr) return std::nullopt;
@@ -159,6 +169,7 @@ class CatalogExtents : public ObjectExtents {
 
  private:
   ObjectCatalog* catalog_;
+  mutable std::mutex mu_;
 };
 
 /// The value of the `pid:` header line in the first 64 KiB of the profile, or 0.
@@ -199,6 +210,11 @@ std::string ReadHead(ByteSource* source, size_t limit) {
 
 void Say(const RunEnvironment& env, const CliOptions& options, int level, const std::string& text) {
   if (options.verbosity >= level) std::fprintf(env.err, "cg-inject: %s\n", text.c_str());
+}
+
+/// Say, into a buffer: inputs processed on threads print their messages in input order.
+void SayTo(std::string* out, const CliOptions& options, int level, const std::string& text) {
+  if (options.verbosity >= level) *out += "cg-inject: " + text + "\n";
 }
 
 /// Opened inputs, peeked once for their pid and replayed afterwards.
@@ -270,6 +286,92 @@ void PrintMessage(std::FILE* err, std::string_view message) {
   std::fwrite(out.data(), 1, out.size(), err);
 }
 
+/// What processing one input produced, printed in input order once every input is done.
+struct InputResult {
+  std::string messages;  // for env.err, in the order they were said
+  std::string reports;   // --stats
+  bool check_failed = false;
+  std::exception_ptr error;
+};
+
+/// Reads, rewrites and writes input `i` of `count` (see Run). Throws InputError.
+void ProcessInput(const CliOptions& options, const RunEnvironment& env, const PlannedOutput& p,
+                  size_t i, size_t count, std::unique_ptr<ByteSource> source, bool progress,
+                  const SymbolIndex& index, bool no_sources, ObjectExtents* extents,
+                  InjectOptions inject_options, const std::vector<MoarCodeStats>& moar_code,
+                  Diagnostics* diagnostics, InputResult* result) {
+  std::string* said = &result->messages;
+  if (progress) source = std::make_unique<ProgressSource>(std::move(source), env.err);
+  // Looked for before this run creates its own temporary there.
+  if (options.verbosity >= 2 || options.stats != StatsFormat::kNone) {
+    for (const std::string& stale : FindStaleTemporaries(p.output)) {
+      SayTo(said, options, 0,
+            stale + ": a temporary output left by a killed cg-inject run (safe to remove)");
+    }
+  }
+  OutputChain output(p.output, p.zstd);
+  CallgrindWriterOptions writer_options;
+  writer_options.compress_names = options.compress_names;
+  CallgrindWriter writer(output.sink(), writer_options);
+  ProfileSummary callgraph;
+  TeeSink tee(&writer, &callgraph);
+  ProfileSink* tail = options.callgraph_path.empty() ? static_cast<ProfileSink*>(&writer) : &tee;
+
+  // ELF images of the JIT code: their names go into ob=, the files are written with the output.
+  JitImagePlan images = PlanImagesForOutput(options, p.output, index);
+  inject_options.version_objects = images.object_by_version;
+  std::unique_ptr<Injector> injector;
+  if (!no_sources) {
+    injector = std::make_unique<Injector>(index, extents, inject_options, tail, diagnostics);
+  }
+  CallgrindReaderOptions reader_options;
+  reader_options.diagnostics = diagnostics;  // tolerates ids old Callgrinds never defined
+  reader_options.force = options.force;      // a cut-off profile is written, with a warning
+  ReadCallgrind(*source, injector ? static_cast<ProfileSink&>(*injector) : *tail, reader_options);
+  source.reset();  // ends the progress line before anything else is printed
+  writer.Flush();
+
+  InjectStats stats;
+  if (injector) {
+    stats = injector->stats();
+    for (const std::string& v : stats.invariant_violations) {
+      *said += "cg-inject: " + p.input + ": consistency check failed: " + v + "\n";
+      result->check_failed = true;
+    }
+  }
+  if (result->check_failed && !options.force) {
+    *said += "cg-inject: not writing " + p.output + " (use --force to write it anyway)\n";
+    return;
+  }
+  JitImageWriteStats images_written;
+  if (injector) {
+    // Images first: once the profile is in place, every ob= it names exists.
+    images_written = WriteJitImages(images, index);
+    if (options.stats == StatsFormat::kText) {
+      AppendStatsText(stats, &result->reports);
+      AppendImageStatsText(images, images_written, moar_code, &result->reports);
+    }
+    if (options.stats == StatsFormat::kJson) {
+      std::string json;
+      AppendStatsJson(stats, &json);
+      AddImageStatsJson(images, images_written, moar_code, &json);
+      result->reports += json;
+    }
+  } else if (options.stats != StatsFormat::kNone) {
+    SayTo(said, options, 0, p.input + ": no symbol sources, nothing resolved");
+  }
+  output.Commit();
+  if (!options.callgraph_path.empty()) {
+    std::string path = options.callgraph_path;
+    if (count > 1) path += "." + std::to_string(i + 1);
+    AtomicOutputFile json(path);
+    json.Write(callgraph.ToJson());
+    json.Commit();
+  }
+  SayTo(said, options, 2, "wrote " + p.output);
+  for (const PlannedJitImage& image : images.images) SayTo(said, options, 2, "wrote " + image.path);
+}
+
 /// `state` says what the run is doing, for messages that carry no location (out of memory).
 ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* state) {
   std::vector<PlannedOutput> plan = PlanOutputs(options);
@@ -329,86 +431,63 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* 
   InjectOptions inject_options;
   inject_options.force = options.force;
 
+  // Several inputs run on up to one thread per core, each with its own reader, injector, writer
+  // and Diagnostics; messages, stats and errors are printed in input order afterwards. One
+  // input, a progress line to draw, stdout or two inputs with one output stay on this thread.
+  bool progress = options.progress.value_or(env.stderr_is_terminal) && options.verbosity > 0;
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  std::set<std::string> distinct_outputs;
+  bool shared_output = false;
+  for (const PlannedOutput& p : plan)
+    shared_output |= p.output == "-" || !distinct_outputs.insert(p.output).second;
+  size_t threads = progress || shared_output ? 1 : std::min<size_t>(plan.size(), cores);
+  std::vector<InputResult> results(plan.size());
+  std::vector<Diagnostics> input_diagnostics(threads > 1 ? plan.size() : 0);
+  auto process = [&](size_t i) {
+    InputResult& result = results[i];
+    Diagnostics* diag = threads > 1 ? &input_diagnostics[i] : &diagnostics;
+    try {
+      ProcessInput(options, env, plan[i], i, plan.size(), std::move(inputs[i].source), progress,
+                   index, loaded.empty(), &extents, inject_options, moar_code, diag, &result);
+    } catch (...) {
+      result.error = std::current_exception();
+    }
+  };
+  if (threads <= 1) {
+    for (size_t i = 0; i < plan.size(); ++i) {
+      *state = "while processing " + plan[i].input;
+      process(i);
+      if (results[i].error || (results[i].check_failed && !options.force)) break;
+    }
+  } else {
+    *state = "while processing " + plan[0].input + " and the other inputs";
+    std::atomic<size_t> next{0};
+    std::atomic<bool> stop{false};  // the first failure ends the run, as without threads
+    std::vector<std::thread> workers;
+    for (size_t t = 0; t < threads; ++t) {
+      workers.emplace_back([&] {
+        for (size_t i; !stop && (i = next++) < plan.size();) {
+          process(i);
+          if (results[i].error || (results[i].check_failed && !options.force)) stop = true;
+        }
+      });
+    }
+    for (std::thread& w : workers) w.join();
+    for (Diagnostics& d : input_diagnostics) diagnostics.Absorb(d);
+  }
+
   bool check_failed = false;
   // Stats are printed last, after the warnings, so `--stats=json` ends stderr with pure JSON.
   std::string reports;
   for (size_t i = 0; i < plan.size(); ++i) {
-    const PlannedOutput& p = plan[i];
-    std::unique_ptr<ByteSource> source = std::move(inputs[i].source);
-    bool progress = options.progress.value_or(env.stderr_is_terminal) && options.verbosity > 0;
-    if (progress) source = std::make_unique<ProgressSource>(std::move(source), env.err);
-
-    *state = "while processing " + p.input;
-    // Looked for before this run creates its own temporary there.
-    if (options.verbosity >= 2 || options.stats != StatsFormat::kNone) {
-      for (const std::string& stale : FindStaleTemporaries(p.output)) {
-        Say(env, options, 0,
-            stale + ": a temporary output left by a killed cg-inject run (safe to remove)");
-      }
+    InputResult& result = results[i];
+    std::fputs(result.messages.c_str(), env.err);
+    if (result.error) std::rethrow_exception(result.error);
+    reports += result.reports;
+    if (result.check_failed) {
+      check_failed = true;
+      if (!options.force) return ExitCode::kCheckFailed;
     }
-    OutputChain output(p.output, p.zstd);
-    CallgrindWriterOptions writer_options;
-    writer_options.compress_names = options.compress_names;
-    CallgrindWriter writer(output.sink(), writer_options);
-    ProfileSummary callgraph;
-    TeeSink tee(&writer, &callgraph);
-    ProfileSink* tail = options.callgraph_path.empty() ? static_cast<ProfileSink*>(&writer) : &tee;
-
-    // ELF images of the JIT code: their names go into ob=, the files are written with the output.
-    JitImagePlan images = PlanImagesForOutput(options, p.output, index);
-    inject_options.version_objects = images.object_by_version;
-    std::unique_ptr<Injector> injector;
-    if (!loaded.empty()) {
-      injector = std::make_unique<Injector>(index, &extents, inject_options, tail, &diagnostics);
-    }
-    CallgrindReaderOptions reader_options;
-    reader_options.diagnostics = &diagnostics;  // tolerates ids old Callgrinds never defined
-    reader_options.force = options.force;       // a cut-off profile is written, with a warning
-    ReadCallgrind(*source, injector ? static_cast<ProfileSink&>(*injector) : *tail, reader_options);
-    source.reset();  // ends the progress line before anything else is printed
-    writer.Flush();
-
-    InjectStats stats;
-    if (injector) {
-      stats = injector->stats();
-      for (const std::string& v : stats.invariant_violations) {
-        std::fprintf(env.err, "cg-inject: %s: consistency check failed: %s\n", p.input.c_str(),
-                     v.c_str());
-        check_failed = true;
-      }
-    }
-    if (check_failed && !options.force) {
-      std::fprintf(env.err, "cg-inject: not writing %s (use --force to write it anyway)\n",
-                   p.output.c_str());
-      return ExitCode::kCheckFailed;
-    }
-    JitImageWriteStats images_written;
-    if (injector) {
-      // Images first: once the profile is in place, every ob= it names exists.
-      images_written = WriteJitImages(images, index);
-      if (options.stats == StatsFormat::kText) {
-        AppendStatsText(stats, &reports);
-        AppendImageStatsText(images, images_written, moar_code, &reports);
-      }
-      if (options.stats == StatsFormat::kJson) {
-        std::string json;
-        AppendStatsJson(stats, &json);
-        AddImageStatsJson(images, images_written, moar_code, &json);
-        reports += json;
-      }
-    } else if (options.stats != StatsFormat::kNone) {
-      Say(env, options, 0, p.input + ": no symbol sources, nothing resolved");
-    }
-    output.Commit();
-    if (!options.callgraph_path.empty()) {
-      std::string path = options.callgraph_path;
-      if (plan.size() > 1) path += "." + std::to_string(i + 1);
-      AtomicOutputFile json(path);
-      json.Write(callgraph.ToJson());
-      json.Commit();
-    }
-    Say(env, options, 2, "wrote " + p.output);
-    for (const PlannedJitImage& image : images.images) Say(env, options, 2, "wrote " + image.path);
   }
 
   if (diagnostics.total() > 0 && options.verbosity > 0) {

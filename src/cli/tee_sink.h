@@ -15,6 +15,10 @@ class TeeSink : public ProfileSink {
     a_->OnHeader(key, value);
     b_->OnHeader(key, value);
   }
+  void OnRawHeader(std::string_view key, std::string_view value, std::string_view raw) override {
+    a_->OnRawHeader(key, value, raw);
+    b_->OnRawHeader(key, value, raw);
+  }
   void OnLayout(const PartLayout& layout) override { a_->OnLayout(layout), b_->OnLayout(layout); }
   void OnFunction(const FunctionContext& f) override { a_->OnFunction(f), b_->OnFunction(f); }
   void OnCost(const CostRecord& cost) override { a_->OnCost(cost), b_->OnCost(cost); }

@@ -186,7 +186,9 @@ void Injector::Impl::Defer() {
 void Injector::Impl::EmitPassHeader() {
   if (!pending_header_) return;
   pending_header_ = false;
-  downstream_->OnFunction(cur_out_);
+  FunctionContext out = cur_out_;
+  out.raw = cur_raw_;  // the input text of the fn= lines, unless the layout changed
+  downstream_->OnFunction(out);
   in_acc_.current()->out_defined = true;
 }
 
@@ -195,6 +197,9 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   cur_out_.object = names_.Map(function.object);
   cur_out_.file = names_.Map(function.file);
   cur_out_.function = names_.Map(function.function);
+  // Copied: the header goes out with the block's first passed record, after the reader's
+  // buffer has moved on. A profile gaining a line column is formatted, not copied.
+  cur_raw_.assign(add_line_ ? std::string_view() : function.raw);
   FunctionKey key{cur_out_.object.id, cur_out_.file.id, cur_out_.function.id};
   in_acc_.Function(key);
   block_.function = InFunctionFor(key);
@@ -324,6 +329,10 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
   }
   EmitPassHeader();
   CostRecord out{ConvertPlain(cost.position), file, cost.costs};
+  if (!add_line_) {  // unchanged: the writer may copy its input text
+    out.raw = cost.raw;
+    out.raw_base = cost.raw_base;
+  }
   if (instr_col_ >= 0) {
     size_t c = size_t(instr_col_);
     if (!block_.has_kept || out.position.values[c] > block_.max_kept.values[c]) {
@@ -349,6 +358,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_object = names_.Map(call.target_object);
     out.target_file = names_.Map(call.target_file);
     out.target_function = names_.Map(call.target_function);
+    if (add_line_) out.raw = {};  // positions changed: format
     downstream_->OnCall(out);
     target_entry.pass_called = true;
   };
@@ -386,6 +396,7 @@ void Injector::Impl::OnJump(const JumpRecord& jump) {
     out.source_file = file;
     out.target_file = target_file;
     out.target_function = target_function;
+    if (add_line_) out.raw = {};  // positions changed: format
     downstream_->OnJump(out);
   };
   if (mode_ == Mode::kNone) {

@@ -213,6 +213,7 @@ class Injector::Impl {
   std::vector<BlockOutput> slots_;
   size_t slots_used_ = 0;
   FunctionContext cur_out_;  // mapped names of the current ordinary block
+  std::string cur_raw_;      // its input text (FunctionContext::raw), kept until it is emitted
   bool pending_header_ = false;
   bool cur_deferred_ = false;
   std::vector<uint64_t> scratch_addrs_;

@@ -23,6 +23,27 @@ void Diagnostics::Warn(std::string_view kind, std::string message) {
     entry->first_messages.push_back(std::move(message));
 }
 
+void Diagnostics::Absorb(const Diagnostics& other) {
+  for (const Kind& k : other.kinds_) {
+    Kind* entry = nullptr;
+    for (Kind& mine : kinds_) {
+      if (mine.kind == k.kind) {
+        entry = &mine;
+        break;
+      }
+    }
+    if (entry == nullptr) {
+      kinds_.push_back(Kind{k.kind, 0, {}});
+      entry = &kinds_.back();
+    }
+    entry->count += k.count;
+    for (const std::string& message : k.first_messages) {
+      if (static_cast<int64_t>(entry->first_messages.size()) < kKeptPerKind)
+        entry->first_messages.push_back(message);
+    }
+  }
+}
+
 int64_t Diagnostics::total() const {
   int64_t sum = 0;
   for (const Kind& k : kinds_) sum += k.count;

@@ -43,5 +43,18 @@ TEST(ErrorTest, MessagesAreLocated) {
   }
 }
 
+TEST(DiagnosticsTest, AbsorbAddsCountsAndKeepsTheFirstMessages) {
+  Diagnostics a, b;
+  for (int i = 0; i < 4; ++i) a.Warn("x", "a" + std::to_string(i));
+  for (int i = 0; i < 3; ++i) b.Warn("x", "b" + std::to_string(i));
+  b.Warn("y", "only b");
+  a.Absorb(b);
+  ASSERT_EQ(a.kinds().size(), 2u);
+  EXPECT_EQ(a.kinds()[0].count, 7);
+  EXPECT_EQ(a.kinds()[0].first_messages, (std::vector<std::string>{"a0", "a1", "a2", "a3", "b0"}));
+  EXPECT_EQ(a.kinds()[1].kind, "y");
+  EXPECT_EQ(a.total(), 8);
+}
+
 }  // namespace
 }  // namespace cg_inject

@@ -16,6 +16,7 @@
 
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
+#include "util/read_ahead.h"
 
 namespace cg_inject {
 namespace {
@@ -148,7 +149,7 @@ std::unique_ptr<ByteSource> DetectCompression(std::unique_ptr<ByteSource> raw) {
   prefix.resize(have);
   bool zstd = have == 4 && std::memcmp(prefix.data(), kZstdMagic, 4) == 0;
   auto replay = std::make_unique<PrefixedSource>(std::move(raw), std::move(prefix));
-  if (zstd) return std::make_unique<ZstdSource>(std::move(replay));
+  if (zstd) return ReadAhead(std::make_unique<ZstdSource>(std::move(replay)));
   return replay;
 }
 

@@ -22,6 +22,7 @@
 #include <climits>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cg_inject/error.h"
@@ -69,10 +70,23 @@ void WriteAll(int fd, std::string_view bytes, const std::string& path) {
 
 class ZstdSink : public ByteSink {
  public:
+  static constexpr int kJobSize = 2 << 20;
+
   ZstdSink(ByteSink* inner, int level)
       : inner_(inner), cctx_(ZSTD_createCCtx()), out_buf_(ZSTD_CStreamOutSize()) {
     if (cctx_ == nullptr) ThrowForFile("zstd", "cannot allocate compression context");
     Check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level));
+    // Compression on worker threads: ZSTD_compressStream2 then only hands blocks over, and the
+    // pipeline keeps its own core. Measured on the 100 MB bench profile (2 cores): level 3 alone
+    // took ~0.4 s of the run's critical path. A libzstd built without threads refuses the
+    // parameter; it then compresses inline as before.
+    // One worker less than the cores (the pipeline keeps one), at least one. 2 MiB jobs instead
+    // of the default (4x the window) keep the buffers small: on the 100 MB bench profile peak
+    // RSS went 45 MB plain -> 98 MB with default jobs -> 63 MB, at the same compressed size.
+    unsigned cores = std::thread::hardware_concurrency();
+    int workers = int(std::clamp(cores > 1 ? cores - 1 : 1u, 1u, 4u));
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_nbWorkers, workers);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_jobSize, kJobSize);
   }
   ~ZstdSink() override { ZSTD_freeCCtx(cctx_); }
   ZstdSink(const ZstdSink&) = delete;
