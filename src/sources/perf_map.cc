@@ -162,10 +162,11 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
     CodeVersion version;
     version.start = parsed.start;
     version.size = parsed.size;
-    version.raw_name = std::string(parsed.name);
+    version.raw_name = parsed.name;
+    // Views into the line and into `location`, both alive until Add has copied them.
     NameLocation location = ParseNameLocation(parsed.name);
-    version.function_name = std::move(location.function);
-    version.source_file = std::string(location.file);
+    version.function_name = location.function;
+    version.source_file = location.file;
     version.source_line = location.line_no;
     version.definition_line = location.line_no;
     version.definition_column = location.column;

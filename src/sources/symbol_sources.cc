@@ -84,7 +84,11 @@ std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs
       std::unique_ptr<ByteSource> plain = OpenMemoryInput(bytes, spec.path);
       bytes = ReadAll(*plain);
     }
-    loaded.push_back(LoadSymbolSourceBytes(bytes, spec.path, spec.kind, index, diagnostics));
+    // A jitdump's names and code bytes stay where they are, in the bytes the index adopts, so
+    // they are not held twice; a perf map's names are copied, so its text is dropped here.
+    std::string_view kept = bytes;
+    if (LooksLikeJitdump(bytes)) kept = index->AdoptBuffer(std::move(bytes));
+    loaded.push_back(LoadSymbolSourceBytes(kept, spec.path, spec.kind, index, diagnostics));
   }
   index->Finish();
   return loaded;
