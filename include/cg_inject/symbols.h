@@ -31,6 +31,10 @@ struct SymbolSourceInfo {
   /// Damage the reader recovered from, for --stats ("1 torn line (1 name cut off)"); empty when
   /// the file was clean.
   std::string damage = {};
+  /// What a cut-off jitdump lost: its last record, which the file ends inside (a writer still at
+  /// work). 0 and 0 when nothing was dropped.
+  int64_t dropped_records = 0;
+  uint64_t dropped_bytes = 0;
 };
 
 /// One piece of machine code that lived at [start, start + size) for a while: a perf-map line,

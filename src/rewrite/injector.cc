@@ -42,7 +42,8 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
     index_max_ = std::max(index_max_, v.end());
   }
   for (const SymbolSourceInfo& s : index.sources())
-    stats_.sources.push_back({s.path, s.kind, s.object_name, s.records, s.damage});
+    stats_.sources.push_back(
+        {s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records, s.dropped_bytes});
   stats_.reused_ranges = index.reused_ranges();
   definition_names_.Finish();
   stats_.definitions_disambiguated = definition_names_.disambiguated_groups();

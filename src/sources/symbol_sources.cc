@@ -46,8 +46,14 @@ LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& pa
       loaded.details += ", " + Count(stats.debug_infos, "line table", "line tables");
     }
     if (stats.scan.truncated) {
-      loaded.details += ", last record cut off (1 record, " +
+      // --stats says it too (SymbolSourceInfo::damage), not only the warning and -v.
+      std::string cut = "last record cut off (1 record, " +
                         std::to_string(stats.scan.dropped_bytes) + " bytes dropped)";
+      loaded.details += ", " + cut;
+      SymbolSourceInfo* info = index->mutable_source(loaded.source);
+      info->damage = std::move(cut);
+      info->dropped_records = 1;
+      info->dropped_bytes = stats.scan.dropped_bytes;
     }
     if (stats.header.flags & kJitdumpFlagArchTimestamp) {
       loaded.details += ", arch timestamps";  // TSC-style; only their order is used here
