@@ -43,7 +43,7 @@ struct SymbolSourceInfo {
 /// The text, code and line-table fields are views. A reader or test fills them with views into
 /// anything that lives until SymbolIndex::Add returns; Add copies what they point to into
 /// storage the index owns (names once per version, file names once per index, code bytes not at
-/// all when they lie in a buffer the index adopted), so a version in the index stays valid for
+/// all when they lie in bytes the index adopted), so a version in the index stays valid for
 /// the index's lifetime and costs no allocation of its own: a 10-million-line perf map is 10
 /// million of these, and per-entry strings took gigabytes.
 struct CodeVersion {
@@ -92,8 +92,12 @@ class SymbolIndex {
   /// only until Add returns.
   uint32_t Add(CodeVersion version);
   /// Keeps `bytes` (a whole jitdump) for the index's lifetime and returns a view of it: code
-  /// bytes and names that Add finds inside it are referenced, not copied.
+  /// bytes that Add finds inside it are referenced, not copied. (Names are always copied: they
+  /// are read for every version, code bytes only for the few the profile runs, so the rest of
+  /// an adopted file mapping can leave memory.)
   std::string_view AdoptBuffer(std::string bytes);
+  /// The same for `bytes` that `owner` keeps alive (a file mapping).
+  void AdoptBytes(std::shared_ptr<const void> owner, std::string_view bytes);
   /// Copies `bytes` into the index's storage (for readers that set a field of a version already
   /// added, see mutable_version).
   std::string_view Store(std::string_view bytes);

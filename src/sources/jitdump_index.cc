@@ -69,8 +69,13 @@ Shift JudgeShift(const PendingTable& table) {
 class IndexBuilder : public JitdumpVisitor {
  public:
   IndexBuilder(std::string_view path, uint32_t source, SymbolIndex* index, Diagnostics* diagnostics,
-               JitdumpStats* stats)
-      : path_(path), source_(source), index_(index), diagnostics_(diagnostics), stats_(stats) {}
+               JitdumpStats* stats, const std::function<void(size_t)>& done_with)
+      : path_(path),
+        source_(source),
+        index_(index),
+        diagnostics_(diagnostics),
+        stats_(stats),
+        done_with_(done_with) {}
 
   void OnHeader(const JitdumpHeader& header) override {
     stats_->header = header;
@@ -79,6 +84,10 @@ class IndexBuilder : public JitdumpVisitor {
 
   void OnCodeLoad(const JitdumpCodeLoad& load) override {
     ++stats_->loads;
+    if (done_with_ && load.prefix.file_offset >= next_done_) {
+      done_with_(next_done_);
+      next_done_ += kDoneStep;
+    }
     CodeVersion v;
     // Julia writes vma = 0; perf itself maps code at code_addr, so that is the address used.
     v.start = load.code_addr;
@@ -133,6 +142,10 @@ class IndexBuilder : public JitdumpVisitor {
   SymbolIndex* index_;
   Diagnostics* diagnostics_;
   JitdumpStats* stats_;
+  // Progress for done_with_, every 16 MB of CODE_LOADs (the bulk of a dump).
+  static constexpr uint64_t kDoneStep = uint64_t{16} << 20;
+  const std::function<void(size_t)>& done_with_;
+  uint64_t next_done_ = kDoneStep;
   std::unordered_map<uint64_t, std::vector<JitdumpDebugEntry>> debug_;
   std::vector<PendingTable> tables_;
   std::vector<MovedVersion> moved_;
@@ -289,9 +302,10 @@ void IndexBuilder::Finish() {
 }  // namespace
 
 JitdumpStats ReadJitdump(std::string_view bytes, std::string_view path, uint32_t source,
-                         SymbolIndex* index, Diagnostics* diagnostics) {
+                         SymbolIndex* index, Diagnostics* diagnostics,
+                         const std::function<void(size_t)>& done_with) {
   JitdumpStats stats;
-  IndexBuilder builder(path, source, index, diagnostics, &stats);
+  IndexBuilder builder(path, source, index, diagnostics, &stats, done_with);
   stats.scan = ScanJitdump(bytes, path, &builder, diagnostics);
   builder.Finish();
   return stats;

@@ -123,21 +123,25 @@ void SymbolIndex::Tree::Query(uint64_t addr, Visit&& visit) const {
 // code bytes and names inside an adopted jitdump are referenced where they are.
 struct SymbolIndex::Storage {
   Arena arena;
-  StringPool pool{&arena};                            // file names and made-up function names
-  std::vector<std::unique_ptr<std::string>> buffers;  // adopted; a unique_ptr keeps data() put
+  StringPool pool{&arena};  // file names and made-up function names
+  struct Adopted {
+    std::shared_ptr<const void> owner;
+    std::string_view bytes;
+  };
+  std::vector<Adopted> adopted;
 
-  bool Adopted(std::string_view bytes) const {
+  bool IsAdopted(std::string_view bytes) const {
     if (bytes.empty()) return true;
     std::less<const char*> before;
-    for (const std::unique_ptr<std::string>& buffer : buffers) {
-      const char* begin = buffer->data();
-      const char* end = begin + buffer->size();
+    for (const Adopted& a : adopted) {
+      const char* begin = a.bytes.data();
+      const char* end = begin + a.bytes.size();
       if (!before(bytes.data(), begin) && !before(end, bytes.data() + bytes.size())) return true;
     }
     return false;
   }
   std::string_view Keep(std::string_view bytes) {
-    return Adopted(bytes) ? bytes : arena.Copy(bytes);
+    return IsAdopted(bytes) ? bytes : arena.Copy(bytes);
   }
   std::span<const std::string_view> KeepFiles(std::span<const std::string_view> files) {
     if (files.empty()) return {};
@@ -153,8 +157,14 @@ SymbolIndex::SymbolIndex()
 SymbolIndex::~SymbolIndex() = default;
 
 std::string_view SymbolIndex::AdoptBuffer(std::string bytes) {
-  storage_->buffers.push_back(std::make_unique<std::string>(std::move(bytes)));
-  return *storage_->buffers.back();
+  auto owner = std::make_shared<const std::string>(std::move(bytes));
+  std::string_view view = *owner;
+  AdoptBytes(std::move(owner), view);
+  return view;
+}
+
+void SymbolIndex::AdoptBytes(std::shared_ptr<const void> owner, std::string_view bytes) {
+  storage_->adopted.push_back({std::move(owner), bytes});
 }
 
 std::string_view SymbolIndex::Store(std::string_view bytes) { return storage_->Keep(bytes); }
@@ -177,14 +187,14 @@ uint32_t SymbolIndex::Add(CodeVersion version) {
   // made-up ones (`(anonymous)`) repeat and are interned.
   Storage& storage = *storage_;
   const std::string_view raw = version.raw_name;
-  version.raw_name = storage.Keep(raw);
+  version.raw_name = storage.arena.Copy(raw);
   // Any occurrence will do: equal bytes are an equal name (readers parse the name into a string
   // of their own, so the function name does not point into the raw name even when it is a piece).
   const std::string_view function = version.function_name;
   if (size_t at = function.empty() ? std::string_view::npos : raw.find(function);
       at != std::string_view::npos) {
     version.function_name = version.raw_name.substr(at, function.size());
-  } else if (!storage.Adopted(function)) {
+  } else {
     version.function_name = storage.pool.Intern(function);
   }
   version.source_file = storage.pool.Intern(version.source_file);
