@@ -216,18 +216,29 @@ void SymbolIndex::SetLineTable(size_t i, std::span<const std::string_view> files
 void SymbolIndex::Reserve(size_t versions) { versions_.reserve(versions_.size() + versions); }
 
 void SymbolIndex::Finish() {
-  // Version indices sorted by start (then load order): 4 bytes per version where a copy of
-  // (start, end, index) took 24, for 10 million versions the difference is 200 MB.
+  // (start, version) sorted: 16 bytes per version where a copy of (start, end, version) took 24
+  // (80 MB less for 10 million versions). The start is in the node so the sort compares without
+  // reaching into the 160-byte versions (sorting bare indices that way took twice as long); the
+  // end is read from the version in the linear passes below.
+  struct Node {
+    uint64_t start;
+    uint32_t version;
+  };
+  std::vector<Node> nodes(versions_.size());
+  for (size_t i = 0; i < nodes.size(); ++i)
+    nodes[i] = {versions_[i].start, static_cast<uint32_t>(i)};
+  std::sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) {
+    return a.start != b.start ? a.start < b.start : a.version < b.version;
+  });
   auto end_of = [&](uint32_t i) {
     const CodeVersion& v = versions_[i];
     return v.size > UINT64_MAX - v.start ? UINT64_MAX : v.start + v.size;
   };
-  std::vector<uint32_t> order(versions_.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return versions_[a].start != versions_[b].start ? versions_[a].start < versions_[b].start
-                                                    : a < b;
-  });
+  struct Order {  // order[i]: the version of the i-th node, as the passes below read it
+    const std::vector<Node>& nodes;
+    uint32_t operator[](size_t i) const { return nodes[i].version; }
+    size_t size() const { return nodes.size(); }
+  } order{nodes};
   // Split off the ranges that overlap no other one (see Tree). Empty ranges cover nothing.
   std::vector<bool> overlaps(order.size(), false);
   size_t overlapping = 0;
