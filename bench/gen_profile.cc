@@ -1,9 +1,12 @@
 // Writes a benchmark profile and its JIT symbol sources (bench/profile_generator.h) to a directory:
 //
-//   gen_profile SIZE_MB DIR [SEED]
+//   gen_profile SIZE_MB DIR [SEED [FUNCTIONS]]
 //
 // creates DIR/callgrind.out.4242 (about SIZE_MB megabytes of 10^6 bytes), DIR/perf-4242.map and
-// DIR/jit-4242.dump, and prints what it wrote. The same SIZE_MB and SEED give the same bytes.
+// DIR/jit-4242.dump, and prints what it wrote. The same arguments give the same bytes. FUNCTIONS
+// (default 60,000) is how many distinct functions the profile draws from; 45% of them are JIT
+// code, each with one perf-map line and one CODE_LOAD (bench/wide.sh asks for 2,222,223 to get
+// a jitdump of 1,000,000 CODE_LOADs).
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -24,13 +27,18 @@ void WriteFile(const std::string& path, const std::string& bytes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3 || argc > 4) {
-    std::fprintf(stderr, "usage: gen_profile SIZE_MB DIR [SEED]\n");
+  if (argc < 3 || argc > 5) {
+    std::fprintf(stderr, "usage: gen_profile SIZE_MB DIR [SEED [FUNCTIONS]]\n");
     return 2;
   }
   cg_inject::bench::GeneratorOptions options;
   options.target_bytes = std::strtoull(argv[1], nullptr, 10) * 1000000;
-  if (argc == 4) options.seed = std::strtoull(argv[3], nullptr, 10);
+  if (argc >= 4) options.seed = std::strtoull(argv[3], nullptr, 10);
+  if (argc >= 5) options.functions = std::strtoll(argv[4], nullptr, 10);
+  if (options.functions <= 0) {
+    std::fprintf(stderr, "gen_profile: FUNCTIONS must be positive\n");
+    return 2;
+  }
   const std::string dir = argv[2];
   const std::string pid = std::to_string(options.pid);
   try {

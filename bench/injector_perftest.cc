@@ -46,7 +46,8 @@ int main() {
     CodeVersion v;
     v.start = kJitBase + uint64_t(i) * kJitStride;
     v.size = 0x180;
-    v.function_name = "LazyCompile:*f" + std::to_string(i);
+    const std::string name = "LazyCompile:*f" + std::to_string(i);
+    v.function_name = name;
     v.source_file = "app.js";
     v.source_line = uint32_t(i);
     v.source = source;

@@ -8,6 +8,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
+#include <deque>
 #include <functional>
 #include <random>
 #include <string>
@@ -123,11 +124,12 @@ int main() {
     // Versions handed over ready-made (the jitdump path minus decoding).
     std::vector<CodeVersion> versions;
     versions.reserve(kSymbols);
+    std::deque<std::string> names;  // what the versions' views point to; a deque never moves them
     for (int i = 0; i < kSymbols; ++i) {
       CodeVersion v;
       v.start = starts[static_cast<size_t>(i)];
       v.size = 16;
-      v.raw_name = "function_" + std::to_string(i);
+      v.raw_name = names.emplace_back("function_" + std::to_string(i));
       versions.push_back(std::move(v));
     }
     SymbolIndex plain;

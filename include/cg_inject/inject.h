@@ -117,7 +117,9 @@ struct InjectStats {
   struct Source {
     std::string path, kind, object_name;
     int64_t records = 0;
-    std::string damage = {};  // SymbolSourceInfo::damage
+    std::string damage = {};      // SymbolSourceInfo::damage
+    int64_t dropped_records = 0;  // SymbolSourceInfo::dropped_records (a cut-off jitdump's tail)
+    uint64_t dropped_bytes = 0;
   };
   struct Unresolved {
     uint64_t addr = 0;

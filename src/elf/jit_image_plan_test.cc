@@ -16,13 +16,15 @@ namespace {
 
 using ::testing::ElementsAre;
 
-CodeVersion Version(uint64_t start, std::string name, std::string code, uint32_t source = 0) {
+// Views into `name` and `code`; SymbolIndex::Add copies them.
+CodeVersion Version(uint64_t start, std::string_view name, std::string_view code,
+                    uint32_t source = 0) {
   CodeVersion v;
   v.start = start;
   v.size = code.size();
   v.raw_name = name;
-  v.function_name = std::move(name);
-  v.code = std::move(code);
+  v.function_name = name;
+  v.code = code;
   v.source = source;
   return v;
 }

@@ -21,11 +21,11 @@ inline constexpr uint16_t kElfMachineAArch64 = 183;  // EM_AARCH64
 
 /// One function of an image. Views and spans are owned by the caller and must outlive the call.
 struct JitImageFunction {
-  uint64_t addr = 0;                   // runtime address of the first code byte
-  std::string_view name;               // the symbol name (readable)
-  std::string_view code;               // the code bytes; the symbol's size is code.size()
-  std::span<const std::string> files;  // LineEntry::file_index -> file name
-  std::span<const LineEntry> lines;    // any order; rows outside the code are ignored
+  uint64_t addr = 0;                        // runtime address of the first code byte
+  std::string_view name;                    // the symbol name (readable)
+  std::string_view code;                    // the code bytes; the symbol's size is code.size()
+  std::span<const std::string_view> files;  // LineEntry::file_index -> file name
+  std::span<const LineEntry> lines;         // any order; rows outside the code are ignored
 };
 
 /// What one image holds. Requires: functions do not overlap and have code; little-endian target.

@@ -51,7 +51,7 @@ class JitImageTest : public ::testing::Test {
   }
 
   std::string dir_;
-  const std::vector<std::string> files_ = {"a.js", "/src/b.js"};
+  const std::vector<std::string_view> files_ = {"a.js", "/src/b.js"};
 };
 
 // push rbp; mov rbp,rsp; pop rbp; ret
@@ -61,7 +61,8 @@ const std::string kX86One("\xb8\x01\x00\x00\x00\xc3", 6);
 // nop; ret
 const std::string kX86Nop("\x90\xc3", 2);
 
-JitImageSpec X86Spec(const std::vector<std::string>& files, const std::vector<LineEntry>& lines) {
+JitImageSpec X86Spec(const std::vector<std::string_view>& files,
+                     const std::vector<LineEntry>& lines) {
   JitImageSpec spec;
   spec.functions.push_back({0x5b000000, "jit_frame", kX86Frame, files, lines});
   spec.functions.push_back({0x5b000010, "jit_one", kX86One, files, {}});

@@ -37,6 +37,32 @@ void DefinitionNames::Add(const DefinitionSite& site) {
   entries_.push_back({GroupHash(site), DefinitionHash(site), site.line, site.column});
 }
 
+void DefinitionNames::Build(size_t count, const std::function<DefinitionSite(size_t)>& site_of) {
+  // A group of one version has one definition and keeps its bare name: only groups seen twice
+  // need their definitions collected.
+  std::vector<uint64_t> shared;
+  {
+    std::vector<uint64_t> groups;
+    groups.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (DefinitionSite site = site_of(i); !site.name.empty()) groups.push_back(GroupHash(site));
+    }
+    std::sort(groups.begin(), groups.end());
+    for (size_t i = 1; i < groups.size(); ++i) {
+      if (groups[i] == groups[i - 1] && (shared.empty() || shared.back() != groups[i]))
+        shared.push_back(groups[i]);
+    }
+  }
+  for (size_t i = 0; i < count && !shared.empty(); ++i) {
+    DefinitionSite site = site_of(i);
+    if (site.name.empty()) continue;
+    uint64_t group = GroupHash(site);
+    if (std::binary_search(shared.begin(), shared.end(), group))
+      entries_.push_back({group, DefinitionHash(site), site.line, site.column});
+  }
+  Finish();
+}
+
 void DefinitionNames::Finish() {
   std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
     return a.group != b.group ? a.group < b.group : a.definition < b.definition;

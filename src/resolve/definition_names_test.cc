@@ -119,5 +119,59 @@ TEST(DefinitionNamesTest, DifferentObjectsNeverCollide) {
   EXPECT_EQ(names.NameOf(s2), "(anonymous)");
 }
 
+TEST(DefinitionNamesTest, BuildNamesAsAddAndFinishDo) {
+  // Two passes (group hashes first, then only the shared groups' definitions) decide as the
+  // one-pass Add + Finish: tiers of one definition, two anonymous functions of one file, two
+  // classes' `get` on one line told apart by the column, a nameless version, lone names.
+  const char* lines[] = {
+      "JS:~ /app/a.js:94:3",
+      "JS:* /app/a.js:94:3",
+      "JS:~ /app/a.js:115:3",
+      "JS:~get /app/b.js:7:10",
+      "JS:~get /app/b.js:7:30",
+      "JS:~lone /app/a.js:1:1",
+      "",
+      "JS:~other /app/c.js:5:2",
+  };
+  constexpr size_t kCount = std::size(lines);
+  NameLocation storage[kCount];
+  DefinitionSite sites[kCount];
+  DefinitionNames one_pass;
+  for (size_t i = 0; i < kCount; ++i) {
+    sites[i] = Site("perf-1.map", lines[i], &storage[i]);
+    if (lines[i][0] == '\0') sites[i].name = {};  // what SiteOf gives a nameless version
+    if (!sites[i].name.empty()) one_pass.Add(sites[i]);
+  }
+  one_pass.Finish();
+  DefinitionNames two_pass;
+  int calls = 0;
+  two_pass.Build(kCount, [&](size_t i) {
+    ++calls;
+    return sites[i];
+  });
+  EXPECT_EQ(calls, 2 * int(kCount));
+  EXPECT_EQ(two_pass.disambiguated_groups(), 2);
+  EXPECT_EQ(two_pass.disambiguated_groups(), one_pass.disambiguated_groups());
+  for (size_t i = 0; i < kCount; ++i) {
+    if (sites[i].name.empty()) continue;
+    EXPECT_EQ(two_pass.NameOf(sites[i]), one_pass.NameOf(sites[i])) << lines[i];
+  }
+  EXPECT_EQ(two_pass.NameOf(sites[0]), "(anonymous):94");
+  EXPECT_EQ(two_pass.NameOf(sites[1]), "(anonymous):94");
+  EXPECT_EQ(two_pass.NameOf(sites[3]), "get:7:10");
+  EXPECT_EQ(two_pass.NameOf(sites[5]), "lone");
+}
+
+TEST(DefinitionNamesTest, BuildWithDistinctNamesCollectsNothing) {
+  DefinitionNames names;
+  std::vector<std::string> texts;
+  for (int i = 0; i < 1000; ++i) texts.push_back("f" + std::to_string(i));
+  names.Build(texts.size(), [&](size_t i) {
+    return DefinitionSite{"perf-1.map", "a.js", texts[i], uint32_t(i + 1), 0};
+  });
+  EXPECT_EQ(names.disambiguated_groups(), 0);
+  EXPECT_EQ(names.NameOf({"perf-1.map", "a.js", "f3", 4, 0}), "f3");
+}
+
 }  // namespace
 }  // namespace cg_inject

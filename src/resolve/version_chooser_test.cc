@@ -96,7 +96,7 @@ TEST_F(VersionChooserTest, SaltedTailFitsAnyAddress) {
   v.start = 0x1000;
   v.size = 16;
   v.function_name = "py::f";
-  v.code = std::string("\x90\x90\x90\x90\x90\x90\x90\x90\xb8\x01\x00\x00\x00\x90\x90\xc3", 16);
+  v.code = std::string_view("\x90\x90\x90\x90\x90\x90\x90\x90\xb8\x01\x00\x00\x00\x90\x90\xc3", 16);
   index_.Add(v);
   index_.Finish();
   VersionChooser c(index_, CodeArch::kX86_64);
@@ -130,7 +130,7 @@ TEST(VersionChooserMachineTest, SourceMachineWins) {
     v.function_name = name;
     v.source = source;
     // As x86-64 this is one 7-byte instruction and a nop; as AArch64 two instructions.
-    v.code = std::string(
+    v.code = std::string_view(
         name[0] == 'a' ? "\x48\xc7\xc0\x01\x00\x00\x00\x90" : "\x90\x90\x90\x90\x90\x90\x90\x90",
         8);
     index.Add(std::move(v));

@@ -37,14 +37,16 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
       diagnostics_(diagnostics),
       chooser_(index, options.arch) {
   for (const CodeVersion& v : index.versions()) {
-    if (DefinitionSite site = SiteOf(v); !site.name.empty()) definition_names_.Add(site);
     index_min_ = std::min(index_min_, v.start);
     index_max_ = std::max(index_max_, v.end());
   }
+  // Two passes over the versions, 8 bytes each instead of 24 (resolve/definition_names.h).
+  const std::vector<CodeVersion>& versions = index.versions();
+  definition_names_.Build(versions.size(), [&](size_t i) { return SiteOf(versions[i]); });
   for (const SymbolSourceInfo& s : index.sources())
-    stats_.sources.push_back({s.path, s.kind, s.object_name, s.records, s.damage});
+    stats_.sources.push_back(
+        {s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records, s.dropped_bytes});
   stats_.reused_ranges = index.reused_ranges();
-  definition_names_.Finish();
   stats_.definitions_disambiguated = definition_names_.disambiguated_groups();
 }
 

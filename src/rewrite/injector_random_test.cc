@@ -50,7 +50,8 @@ TEST_P(RandomProfileTest, InvariantsHold) {
     CodeVersion v;
     v.start = 0x10000 + uint64_t(i) * 0x100;
     v.size = 0x40 + pick(0xc0);
-    v.function_name = "f" + std::to_string(i);
+    const std::string name = "f" + std::to_string(i), new_name = name + "_new";
+    v.function_name = name;
     v.source_file = pick(2) ? "f.js" : "";
     v.source_line = uint32_t(pick(50));
     v.source = source;
@@ -60,7 +61,7 @@ TEST_P(RandomProfileTest, InvariantsHold) {
     index.Add(std::move(v));
     if (pick(4) == 0) {
       CodeVersion reuse = moved;
-      reuse.function_name += "_new";
+      reuse.function_name = new_name;
       reuse.function_id = uint32_t(100 + i);
       index.Add(std::move(reuse));
     }

@@ -30,7 +30,7 @@ struct Fn {
   uint32_t function_id = 0;
   std::string code;
   std::vector<LineEntry> lines;
-  std::vector<std::string> files;
+  std::vector<std::string_view> files;
 };
 
 Fn MakeFn(uint64_t start, uint64_t size, std::string name, std::string file = "",

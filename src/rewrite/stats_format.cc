@@ -114,6 +114,8 @@ void AppendStatsJson(const InjectStats& s, std::string* out) {
     AppendF(out, ",\"records\":%" PRId64, s.sources[i].records);
     *out += ",\"damage\":";
     AppendJsonString(s.sources[i].damage, out);
+    AppendF(out, ",\"dropped_records\":%" PRId64 ",\"dropped_bytes\":%" PRIu64,
+            s.sources[i].dropped_records, s.sources[i].dropped_bytes);
     *out += '}';
   }
   *out += "],\"event\":";

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -125,7 +126,11 @@ struct JitdumpStats {
 /// are added in file order. Writer quirks handled: debug-entry addresses 0x40 too high (V8,
 /// LLVM/Julia, JITLink), vma = 0 (Julia; code_addr is used), salted code tails (CPython),
 /// non-monotonic timestamps (JITLink; file order is kept).
+/// `done_with(n)` (optional) is called every few megabytes: the reader will not read bytes before
+/// offset n again, except the code bytes and line tables it keeps views of (which the index
+/// reads later, from wherever `bytes` lives).
 JitdumpStats ReadJitdump(std::string_view bytes, std::string_view path, uint32_t source,
-                         SymbolIndex* index, Diagnostics* diagnostics);
+                         SymbolIndex* index, Diagnostics* diagnostics,
+                         const std::function<void(size_t)>& done_with = {});
 
 }  // namespace cg_inject

@@ -25,25 +25,33 @@ std::string Hex(uint64_t value) {
   return buf;
 }
 
-struct PendingLoad {
-  CodeVersion version;
+// A CODE_LOAD that came with a line table. Its version is in the index already; the table waits
+// for Finish, which decides the +0x40 quirk over the whole dump. Loads without a table (most of
+// a big dump) keep nothing here.
+struct PendingTable {
+  size_t version = 0;                      // index into SymbolIndex::versions()
+  uint64_t start = 0, size = 0;            // of that version
   std::vector<JitdumpDebugEntry> entries;  // raw line table, views into the dump
-  uint64_t code_index = 0;
+};
+
+// A CODE_MOVE's version: it gets its base's line table, moved, once the base has one.
+struct MovedVersion {
+  size_t version = 0, base = 0;
 };
 
 enum class Shift { kNo, kYes, kUndecided, kNeither };
 
 // Whether a line table's addresses carry the writers' +0x40: decided from the addresses alone
 // when only one reading puts every entry inside the code.
-Shift JudgeShift(const PendingLoad& load) {
-  if (load.entries.empty()) return Shift::kNo;
-  const uint64_t start = load.version.start;
-  const uint64_t size = load.version.size;
+Shift JudgeShift(const PendingTable& table) {
+  if (table.entries.empty()) return Shift::kNo;
+  const uint64_t start = table.start;
+  const uint64_t size = table.size;
   bool fits_raw = true;
   bool fits_shifted = true;
   // Offsets from the start, so nothing overflows near the top of the address space. An entry
   // exactly at the end is accepted (some writers close the table with one).
-  for (const JitdumpDebugEntry& e : load.entries) {
+  for (const JitdumpDebugEntry& e : table.entries) {
     uint64_t offset = e.addr - start;
     if (e.addr < start || offset > size) fits_raw = false;
     if (e.addr < start || offset < kElfHeaderOffset || offset - kElfHeaderOffset > size) {
@@ -56,11 +64,18 @@ Shift JudgeShift(const PendingLoad& load) {
   return Shift::kNeither;
 }
 
+// Versions go into the index as their records arrive (file order is load order), so a big dump
+// never holds a second copy of its versions; only line tables and moves wait for Finish.
 class IndexBuilder : public JitdumpVisitor {
  public:
   IndexBuilder(std::string_view path, uint32_t source, SymbolIndex* index, Diagnostics* diagnostics,
-               JitdumpStats* stats)
-      : path_(path), source_(source), index_(index), diagnostics_(diagnostics), stats_(stats) {}
+               JitdumpStats* stats, const std::function<void(size_t)>& done_with)
+      : path_(path),
+        source_(source),
+        index_(index),
+        diagnostics_(diagnostics),
+        stats_(stats),
+        done_with_(done_with) {}
 
   void OnHeader(const JitdumpHeader& header) override {
     stats_->header = header;
@@ -69,41 +84,44 @@ class IndexBuilder : public JitdumpVisitor {
 
   void OnCodeLoad(const JitdumpCodeLoad& load) override {
     ++stats_->loads;
-    PendingLoad pending;
-    CodeVersion& v = pending.version;
+    if (done_with_ && load.prefix.file_offset >= next_done_) {
+      done_with_(next_done_);
+      next_done_ += kDoneStep;
+    }
+    CodeVersion v;
     // Julia writes vma = 0; perf itself maps code at code_addr, so that is the address used.
     v.start = load.code_addr;
     v.size = load.code_size;
-    v.raw_name = std::string(load.name);
+    // Views into the dump and into `location`, both alive until Add has stored them.
+    v.raw_name = load.name;
     NameLocation location = ParseNameLocation(load.name);
-    v.function_name = std::move(location.function);
-    v.source_file = std::string(location.file);
+    v.function_name = location.function;
+    v.source_file = location.file;
     v.source_line = location.line_no;
     v.definition_line = location.line_no;
     v.definition_column = location.column;
     v.source = source_;
     v.timestamp = load.prefix.timestamp;
     v.code_index = load.code_index;
-    v.code = std::string(load.code);
+    v.code = load.code;
     if (location.convention == "cpython") {
       // perf_jit_trampoline.c overwrites the last 8 dumped bytes (all of shorter code) with a
       // per-process marker so perf's build-ids differ; the live code is unchanged.
       v.salted_code_tail = static_cast<uint32_t>(std::min<uint64_t>(8, load.code_size));
     }
-    pending.code_index = load.code_index;
+    index_->Add(v);
+    const size_t added = index_->versions().size() - 1;
+    by_code_index_[load.code_index] = added;
     auto it = debug_.find(load.code_addr);
     if (it != debug_.end()) {
-      pending.entries = std::move(it->second);
+      tables_.push_back({added, v.start, v.size, std::move(it->second)});
       debug_.erase(it);
     }
-    events_.push_back({false, loads_.size()});
-    loads_.push_back(std::move(pending));
   }
 
   void OnCodeMove(const JitdumpCodeMove& move) override {
     ++stats_->moves;
-    events_.push_back({true, moves_.size()});
-    moves_.push_back(move);
+    AddMove(move);
   }
 
   void OnDebugInfo(const JitdumpDebugInfo& info) override {
@@ -116,46 +134,50 @@ class IndexBuilder : public JitdumpVisitor {
   void Finish();
 
  private:
-  void BuildLineTable(PendingLoad* load, bool shift);
+  void BuildLineTable(const PendingTable& table, bool shift);
   void AddMove(const JitdumpCodeMove& move);
 
-  struct Event {
-    bool is_move;
-    size_t index;
-  };
   std::string_view path_;
   uint32_t source_;
   SymbolIndex* index_;
   Diagnostics* diagnostics_;
   JitdumpStats* stats_;
+  // Progress for done_with_, every 16 MB of CODE_LOADs (the bulk of a dump).
+  static constexpr uint64_t kDoneStep = uint64_t{16} << 20;
+  const std::function<void(size_t)>& done_with_;
+  uint64_t next_done_ = kDoneStep;
   std::unordered_map<uint64_t, std::vector<JitdumpDebugEntry>> debug_;
-  std::vector<PendingLoad> loads_;
-  std::vector<JitdumpCodeMove> moves_;
-  std::vector<Event> events_;
+  std::vector<PendingTable> tables_;
+  std::vector<MovedVersion> moved_;
   // code_index -> position in index_->versions() of the latest version of that code.
   std::unordered_map<uint64_t, size_t> by_code_index_;
+  // Scratch for BuildLineTable, reused across tables.
+  std::vector<std::string_view> files_;
+  std::vector<LineEntry> lines_;
 };
 
-void IndexBuilder::BuildLineTable(PendingLoad* load, bool shift) {
-  CodeVersion& v = load->version;
-  v.lines.reserve(load->entries.size());
-  for (const JitdumpDebugEntry& e : load->entries) {
+void IndexBuilder::BuildLineTable(const PendingTable& table, bool shift) {
+  files_.clear();
+  lines_.clear();
+  for (const JitdumpDebugEntry& e : table.entries) {
     LineEntry line;
     line.addr = shift ? e.addr - kElfHeaderOffset : e.addr;
     line.line_no = e.line_no;
     line.discriminator = e.discriminator;
-    auto file = std::find(v.files.begin(), v.files.end(), e.file);
-    line.file_index = static_cast<uint32_t>(file - v.files.begin());
-    if (file == v.files.end()) v.files.emplace_back(e.file);
-    v.lines.push_back(line);
+    auto file = std::find(files_.begin(), files_.end(), e.file);
+    line.file_index = static_cast<uint32_t>(file - files_.begin());
+    if (file == files_.end()) files_.push_back(e.file);
+    lines_.push_back(line);
   }
-  std::stable_sort(v.lines.begin(), v.lines.end(),
+  std::stable_sort(lines_.begin(), lines_.end(),
                    [](const LineEntry& a, const LineEntry& b) { return a.addr < b.addr; });
+  index_->SetLineTable(table.version, files_, lines_);
   // The function's own location is its first row with a line (compiler-generated rows say 0).
-  for (const LineEntry& line : v.lines) {
+  CodeVersion* v = index_->mutable_version(table.version);
+  for (const LineEntry& line : v->lines) {
     if (line.line_no != 0) {
-      v.source_file = v.files[line.file_index];
-      v.source_line = line.line_no;
+      v->source_file = v->files[line.file_index];
+      v->source_line = line.line_no;
       break;
     }
   }
@@ -182,41 +204,43 @@ void IndexBuilder::AddMove(const JitdumpCodeMove& move) {
                            Hex(move.old_code_addr) + ", which no CODE_LOAD described");
     return;
   }
+  // The base's line table may not be decided yet; Finish gives this version its moved copy.
   CodeVersion moved = versions[base];
-  const uint64_t old_start = moved.start;
   moved.start = move.new_code_addr;
   moved.size = move.code_size;
   moved.timestamp = move.prefix.timestamp;
   moved.code_index = move.code_index;
-  if (moved.code.size() > moved.size) moved.code.resize(moved.size);
-  for (LineEntry& line : moved.lines) line.addr = line.addr - old_start + move.new_code_addr;
-  index_->Add(std::move(moved));
+  if (moved.code.size() > moved.size) moved.code = moved.code.substr(0, moved.size);
+  moved.files = {};
+  moved.lines = {};
+  index_->Add(moved);
+  moved_.push_back({index_->versions().size() - 1, base});
   by_code_index_[move.code_index] = index_->versions().size() - 1;
 }
 
 void IndexBuilder::Finish() {
   // Decide the +0x40 quirk per line table; tables that fit either way follow the majority of
   // this dump's decisive tables.
-  std::vector<Shift> shifts(loads_.size());
+  std::vector<Shift> shifts(tables_.size());
   int64_t votes_yes = 0, votes_no = 0;
   // Without decisive tables: a shifting writer leaves the first 0x40 bytes of every function
   // without entries and starts some table exactly at +0x40.
   bool any_entry_in_first_0x40 = false;
   bool any_table_at_0x40 = false;
-  for (size_t i = 0; i < loads_.size(); ++i) {
-    shifts[i] = JudgeShift(loads_[i]);
+  for (size_t i = 0; i < tables_.size(); ++i) {
+    shifts[i] = JudgeShift(tables_[i]);
     if (shifts[i] == Shift::kYes) ++votes_yes;
-    if (shifts[i] == Shift::kNo && !loads_[i].entries.empty()) ++votes_no;
+    if (shifts[i] == Shift::kNo && !tables_[i].entries.empty()) ++votes_no;
     uint64_t lowest = UINT64_MAX;
-    for (const JitdumpDebugEntry& e : loads_[i].entries) lowest = std::min(lowest, e.addr);
-    if (loads_[i].entries.empty() || lowest < loads_[i].version.start) continue;
-    if (lowest - loads_[i].version.start < kElfHeaderOffset) any_entry_in_first_0x40 = true;
-    if (lowest - loads_[i].version.start == kElfHeaderOffset) any_table_at_0x40 = true;
+    for (const JitdumpDebugEntry& e : tables_[i].entries) lowest = std::min(lowest, e.addr);
+    if (tables_[i].entries.empty() || lowest < tables_[i].start) continue;
+    if (lowest - tables_[i].start < kElfHeaderOffset) any_entry_in_first_0x40 = true;
+    if (lowest - tables_[i].start == kElfHeaderOffset) any_table_at_0x40 = true;
   }
   const bool undecided_shift =
       votes_yes != votes_no ? votes_yes > votes_no : !any_entry_in_first_0x40 && any_table_at_0x40;
-  for (size_t i = 0; i < loads_.size(); ++i) {
-    PendingLoad& load = loads_[i];
+  for (size_t i = 0; i < tables_.size(); ++i) {
+    PendingTable& table = tables_[i];
     bool shift = false;
     switch (shifts[i]) {
       case Shift::kNo:
@@ -233,25 +257,32 @@ void IndexBuilder::Finish() {
         // other entry at a heap address). Its file names cannot be trusted either, so the
         // function keeps the location its name gives.
         diagnostics_->Warn("jitdump: line table outside code",
-                           std::string(path_) + ": line table of " + load.version.raw_name +
-                               " has addresses outside its code [" + Hex(load.version.start) +
-                               ", " + Hex(load.version.end()) + "); ignored");
-        load.entries.clear();
+                           std::string(path_) + ": line table of " +
+                               std::string(index_->versions()[table.version].raw_name) +
+                               " has addresses outside its code [" + Hex(table.start) + ", " +
+                               Hex(table.start + table.size) + "); ignored");
+        table.entries.clear();
         ++stats_->debug_infos_dropped;
         break;
     }
     if (shift) ++stats_->debug_infos_shifted;
-    if (!load.entries.empty()) BuildLineTable(&load, shift);
+    if (!table.entries.empty()) BuildLineTable(table, shift);
   }
-  for (const Event& event : events_) {
-    if (event.is_move) {
-      AddMove(moves_[event.index]);
-    } else {
-      PendingLoad& load = loads_[event.index];
-      uint64_t code_index = load.code_index;
-      index_->Add(std::move(load.version));
-      by_code_index_[code_index] = index_->versions().size() - 1;
-    }
+  // Moves in file order, so a move of moved code finds its base's table already moved.
+  for (const MovedVersion& m : moved_) {
+    const CodeVersion& base = index_->versions()[m.base];
+    if (base.lines.empty()) continue;
+    const uint64_t old_start = base.start;
+    const uint64_t new_start = index_->versions()[m.version].start;
+    lines_.assign(base.lines.begin(), base.lines.end());
+    for (LineEntry& line : lines_) line.addr = line.addr - old_start + new_start;
+    files_.assign(base.files.begin(), base.files.end());
+    const std::string_view source_file = base.source_file;
+    const uint32_t source_line = base.source_line;
+    index_->SetLineTable(m.version, files_, lines_);
+    CodeVersion* v = index_->mutable_version(m.version);
+    v->source_file = source_file;
+    v->source_line = source_line;
   }
   stats_->debug_infos_unmatched = static_cast<int64_t>(debug_.size());
   for (const auto& [code_addr, entries] : debug_) {
@@ -271,9 +302,10 @@ void IndexBuilder::Finish() {
 }  // namespace
 
 JitdumpStats ReadJitdump(std::string_view bytes, std::string_view path, uint32_t source,
-                         SymbolIndex* index, Diagnostics* diagnostics) {
+                         SymbolIndex* index, Diagnostics* diagnostics,
+                         const std::function<void(size_t)>& done_with) {
   JitdumpStats stats;
-  IndexBuilder builder(path, source, index, diagnostics, &stats);
+  IndexBuilder builder(path, source, index, diagnostics, &stats, done_with);
   stats.scan = ScanJitdump(bytes, path, &builder, diagnostics);
   builder.Finish();
   return stats;

@@ -74,7 +74,7 @@ MoarCodeStats AttachMoarCode(std::vector<MoarCodeFile> files, uint32_t source, S
       ++stats.size_mismatches;
       continue;
     }
-    v->code = std::move(file.code);
+    v->code = index->Store(file.code);
     ++stats.paired;
   }
   if (stats.paired > 0) {

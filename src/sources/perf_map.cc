@@ -153,7 +153,12 @@ bool ParsePerfMapLine(std::string_view line, PerfMapLine* out, std::string* erro
 }
 
 PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t source,
-                         SymbolIndex* index, Diagnostics* diagnostics) {
+                         SymbolIndex* index, Diagnostics* diagnostics,
+                         const std::function<void(size_t)>& done_with) {
+  // How often done_with hears of progress: often enough that a mapped 600 MB map never has much
+  // of itself resident, rarely enough to cost nothing.
+  constexpr size_t kDoneStep = size_t{16} << 20;
+  size_t next_done = kDoneStep;
   PerfMapStats stats;
   std::string error;        // reused for every bad line
   std::string first_error;  // kept for the all-lines-bad message
@@ -162,10 +167,11 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
     CodeVersion version;
     version.start = parsed.start;
     version.size = parsed.size;
-    version.raw_name = std::string(parsed.name);
+    version.raw_name = parsed.name;
+    // Views into the line and into `location`, both alive until Add has copied them.
     NameLocation location = ParseNameLocation(parsed.name);
-    version.function_name = std::move(location.function);
-    version.source_file = std::string(location.file);
+    version.function_name = location.function;
+    version.source_file = location.file;
     version.source_line = location.line_no;
     version.definition_line = location.line_no;
     version.definition_column = location.column;
@@ -181,7 +187,13 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
        nullptr;
        ++p) {
     ++newlines;
+    if (done_with && size_t(p - bytes.data()) >= next_done) {
+      done_with(next_done);
+      next_done += kDoneStep;
+    }
   }
+  if (done_with) done_with(bytes.size());
+  next_done = kDoneStep;
   index->Reserve(newlines + 1);
   size_t pos = 0;
   while (pos < bytes.size()) {
@@ -191,6 +203,10 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
     std::string_view line = bytes.substr(pos, end - pos);
     pos = end + 1;
     ++stats.lines;
+    if (done_with && pos >= next_done) {
+      done_with(next_done);
+      next_done += kDoneStep;
+    }
     if (line.empty() || line == "\r") {
       ++stats.blank_lines;
       continue;

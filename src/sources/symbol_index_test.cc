@@ -10,21 +10,23 @@ namespace {
 
 using ::testing::ElementsAre;
 
-CodeVersion Version(uint64_t start, uint64_t size, std::string name, uint32_t source = 0,
-                    std::string code = "") {
+// Views into `name` and `code`: Add copies them, so they need to outlive only the full
+// expression that adds the version.
+CodeVersion Version(uint64_t start, uint64_t size, std::string_view name, uint32_t source = 0,
+                    std::string_view code = "") {
   CodeVersion v;
   v.start = start;
   v.size = size;
   v.raw_name = name;
-  v.function_name = std::move(name);
+  v.function_name = name;
   v.source = source;
-  v.code = std::move(code);
+  v.code = code;
   return v;
 }
 
 std::vector<std::string> Names(const std::vector<const CodeVersion*>& versions) {
   std::vector<std::string> names;
-  for (const CodeVersion* v : versions) names.push_back(v->raw_name);
+  for (const CodeVersion* v : versions) names.emplace_back(v->raw_name);
   return names;
 }
 
@@ -140,17 +142,88 @@ TEST(SymbolIndexTest, ReusedRanges) {
   EXPECT_EQ(index.reused_ranges(), 1);
 }
 
+TEST(SymbolIndexTest, AddCopiesViewsIntoItsStorage) {
+  SymbolIndex index;
+  {
+    std::string raw = "LazyCompile:~f /app/a.js:3";
+    std::string function = "LazyCompile:~f";  // equal to a piece of raw, stored elsewhere
+    std::string made_up = "(anonymous)";
+    std::string file = "/app/a.js";
+    std::string code = "\x90\xc3";
+    std::vector<std::string> files = {"/app/a.js", "/app/b.js"};
+    std::vector<std::string_view> file_views(files.begin(), files.end());
+    std::vector<LineEntry> lines = {{0x100, 3, 0, 0}, {0x101, 4, 0, 1}};
+    CodeVersion v;
+    v.start = 0x100;
+    v.size = 2;
+    v.raw_name = raw;
+    v.function_name = function;
+    v.source_file = file;
+    v.code = code;
+    v.files = file_views;
+    v.lines = lines;
+    index.Add(v);
+    v.start = 0x200;
+    v.function_name = made_up;
+    v.files = {};
+    v.lines = {};
+    index.Add(v);
+    index.Add(v);
+    // Everything the versions viewed is overwritten, then freed.
+    for (std::string* s : {&raw, &function, &made_up, &file, &code, &files[0], &files[1]})
+      s->assign(s->size(), '#');
+  }
+  index.Finish();
+  const std::vector<CodeVersion>& v = index.versions();
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].raw_name, "LazyCompile:~f /app/a.js:3");
+  EXPECT_EQ(v[0].function_name, "LazyCompile:~f");
+  EXPECT_EQ(v[0].function_name.data(), v[0].raw_name.data());  // a piece of the raw name
+  EXPECT_EQ(v[0].source_file, "/app/a.js");
+  EXPECT_EQ(v[0].code, std::string_view("\x90\xc3", 2));
+  ASSERT_EQ(v[0].files.size(), 2u);
+  EXPECT_EQ(v[0].files[1], "/app/b.js");
+  EXPECT_EQ(v[0].files[0].data(), v[0].source_file.data());  // file names interned
+  ASSERT_EQ(v[0].lines.size(), 2u);
+  EXPECT_EQ(v[0].lines[1].line_no, 4u);
+  EXPECT_EQ(v[0].LookupLine(0x101)->file_index, 1u);
+  EXPECT_EQ(v[1].function_name, "(anonymous)");
+  EXPECT_EQ(v[1].function_name.data(), v[2].function_name.data());  // made-up names interned
+  EXPECT_TRUE(v[1].lines.empty());
+}
+
+TEST(SymbolIndexTest, AdoptedBufferIsReferencedNotCopied) {
+  SymbolIndex index;
+  std::string_view dump = index.AdoptBuffer(std::string("f\0\x90\x90\xc3", 5));
+  CodeVersion v;
+  v.start = 0x100;
+  v.size = 3;
+  v.raw_name = dump.substr(0, 1);
+  v.code = dump.substr(2);
+  index.Add(v);
+  EXPECT_EQ(index.versions()[0].code.data(), dump.data() + 2);
+  // Names are copied all the same: every version's is read, so they should not keep an adopted
+  // file mapping resident.
+  EXPECT_EQ(index.versions()[0].raw_name, "f");
+  EXPECT_NE(index.versions()[0].raw_name.data(), dump.data());
+  std::string_view stored = index.Store("abc");
+  EXPECT_EQ(stored, "abc");
+}
+
 TEST(SymbolIndexTest, LookupLine) {
   CodeVersion v = Version(0x100, 0x20, "f");
-  v.files = {"a.js"};
-  v.lines = {{0x100, 1, 0, 0}, {0x108, 2, 0, 0}, {0x110, 3, 0, 0}};
+  const std::string_view files[] = {"a.js"};
+  const LineEntry lines[] = {{0x100, 1, 0, 0}, {0x108, 2, 0, 0}, {0x110, 3, 0, 0}};
+  v.files = files;
+  v.lines = lines;
   EXPECT_EQ(v.LookupLine(0xff), nullptr);
   EXPECT_EQ(v.LookupLine(0x100)->line_no, 1u);
   EXPECT_EQ(v.LookupLine(0x107)->line_no, 1u);
   EXPECT_EQ(v.LookupLine(0x108)->line_no, 2u);
   EXPECT_EQ(v.LookupLine(0x11f)->line_no, 3u);
   EXPECT_EQ(v.LookupLine(0x120), nullptr);
-  v.lines = {{0x104, 9, 0, 0}};
+  const LineEntry late[] = {{0x104, 9, 0, 0}};
+  v.lines = late;
   EXPECT_EQ(v.LookupLine(0x102), nullptr);  // before the first row
 }
 

@@ -4,6 +4,7 @@
 #include "cg_inject/io.h"
 #include "cg_inject/symbols.h"
 #include "sources/jitdump.h"
+#include "sources/mapped_file.h"
 #include "sources/perf_map.h"
 
 namespace cg_inject {
@@ -24,7 +25,8 @@ std::string_view SourceObjectName(std::string_view path) {
 }
 
 LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& path, SourceKind kind,
-                                   SymbolIndex* index, Diagnostics* diagnostics) {
+                                   SymbolIndex* index, Diagnostics* diagnostics,
+                                   const std::function<void(size_t)>& done_with) {
   const bool is_jitdump = LooksLikeJitdump(bytes);
   if (kind == SourceKind::kDetect) kind = is_jitdump ? SourceKind::kJitdump : SourceKind::kPerfMap;
   if (kind == SourceKind::kPerfMap && is_jitdump) {
@@ -39,22 +41,28 @@ LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& pa
   info.object_name = std::string(SourceObjectName(path));
   loaded.source = index->AddSource(std::move(info));
   if (kind == SourceKind::kJitdump) {
-    JitdumpStats stats = ReadJitdump(bytes, path, loaded.source, index, diagnostics);
+    JitdumpStats stats = ReadJitdump(bytes, path, loaded.source, index, diagnostics, done_with);
     loaded.details = Count(stats.loads, "code load", "code loads");
     if (stats.moves > 0) loaded.details += ", " + Count(stats.moves, "move", "moves");
     if (stats.debug_infos > 0) {
       loaded.details += ", " + Count(stats.debug_infos, "line table", "line tables");
     }
     if (stats.scan.truncated) {
-      loaded.details += ", last record cut off (1 record, " +
+      // --stats says it too (SymbolSourceInfo::damage), not only the warning and -v.
+      std::string cut = "last record cut off (1 record, " +
                         std::to_string(stats.scan.dropped_bytes) + " bytes dropped)";
+      loaded.details += ", " + cut;
+      SymbolSourceInfo* info = index->mutable_source(loaded.source);
+      info->damage = std::move(cut);
+      info->dropped_records = 1;
+      info->dropped_bytes = stats.scan.dropped_bytes;
     }
     if (stats.header.flags & kJitdumpFlagArchTimestamp) {
       loaded.details += ", arch timestamps";  // TSC-style; only their order is used here
     }
     if (stats.header.byte_swapped) loaded.details += ", byte-swapped";
   } else {
-    PerfMapStats stats = ReadPerfMap(bytes, path, loaded.source, index, diagnostics);
+    PerfMapStats stats = ReadPerfMap(bytes, path, loaded.source, index, diagnostics, done_with);
     loaded.details = Count(stats.entries, "entry", "entries");
     if (stats.bad_lines > 0) {
       loaded.details += ", " + Count(stats.bad_lines, "bad line", "bad lines") + " skipped";
@@ -77,14 +85,40 @@ std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs
                                             SymbolIndex* index, Diagnostics* diagnostics) {
   std::vector<LoadedSource> loaded;
   for (const SourceSpec& spec : specs) {
-    std::string bytes = ReadWholeFile(spec.path);
+    // Mapped, not read: a big map or dump is not copied into the heap, and what a reader is done
+    // with leaves the resident set as it goes (MappedFile::Release). stdin and pipes are read.
+    std::shared_ptr<MappedFile> mapped = MappedFile::TryOpen(spec.path);
+    std::string bytes;
+    std::string_view view;
+    if (mapped) {
+      view = mapped->bytes();
+    } else {
+      bytes = ReadWholeFile(spec.path);
+      view = bytes;
+    }
     // Stored captures keep big maps and dumps zstd-compressed; the zstd magic cannot start a perf
     // map line or a jitdump, so it is safe to recognize here.
-    if (bytes.starts_with("\x28\xb5\x2f\xfd")) {
-      std::unique_ptr<ByteSource> plain = OpenMemoryInput(bytes, spec.path);
+    if (view.starts_with("\x28\xb5\x2f\xfd")) {
+      std::unique_ptr<ByteSource> plain = OpenMemoryInput(view, spec.path);
       bytes = ReadAll(*plain);
+      view = bytes;
+      mapped.reset();
     }
-    loaded.push_back(LoadSymbolSourceBytes(bytes, spec.path, spec.kind, index, diagnostics));
+    // A jitdump's code bytes stay where they are, in bytes the index adopts, so they are not
+    // held twice; a perf map's names are copied, so its bytes are dropped here.
+    if (LooksLikeJitdump(view)) {
+      if (mapped) {
+        index->AdoptBytes(mapped, view);
+      } else {
+        view = index->AdoptBuffer(std::move(bytes));
+      }
+    }
+    std::function<void(size_t)> done_with;
+    if (mapped) done_with = [&mapped](size_t done) { mapped->Release(0, done); };
+    loaded.push_back(
+        LoadSymbolSourceBytes(view, spec.path, spec.kind, index, diagnostics, done_with));
+    // Code bytes are read again only for the versions the profile runs.
+    if (mapped) mapped->Release(0, view.size());
   }
   index->Finish();
   return loaded;

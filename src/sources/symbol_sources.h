@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,8 +30,11 @@ std::string_view SourceObjectName(std::string_view path);
 
 /// Loads `bytes` (the content of `path`) as `kind` into `index`. kDetect picks jitdump by its
 /// magic and perf map otherwise. Throws InputError for unreadable content.
+/// `done_with(n)`, when given, is called as the reader goes: it will not read bytes before
+/// offset n again (a mapped file can drop them from memory, see MappedFile::Release).
 LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& path, SourceKind kind,
-                                   SymbolIndex* index, Diagnostics* diagnostics);
+                                   SymbolIndex* index, Diagnostics* diagnostics,
+                                   const std::function<void(size_t)>& done_with = {});
 
 /// Reads every file with ReadWholeFile, in order, loads it, then calls index->Finish().
 /// Throws InputError for the first file that cannot be read or parsed.

@@ -48,6 +48,38 @@ TEST(SymbolSourcesTest, DetectsTheFormat) {
   EXPECT_EQ(index.Lookup(0x2005)->source, b.source);
 }
 
+TEST(SymbolSourcesTest, CutOffJitdumpTailReachesStats) {
+  // The dropped record and bytes go into the source's info, which --stats prints (text: damage,
+  // JSON: dropped_records and dropped_bytes), not only into the warning and -v.
+  SymbolIndex index;
+  Diagnostics diagnostics;
+  std::string dump = JitdumpBuilder()
+                         .Header()
+                         .CodeLoad(1, 0x1000, "\xc3", "f", 1)
+                         .CodeLoad(2, 0x2000, "abcd", "cut", 2)
+                         .bytes();
+  dump.resize(dump.size() - 3);
+  LoadedSource loaded =
+      LoadSymbolSourceBytes(dump, "jit-7.dump", SourceKind::kDetect, &index, &diagnostics);
+  EXPECT_EQ(loaded.details, "1 code load, last record cut off (1 record, 61 bytes dropped)");
+  const SymbolSourceInfo& info = index.sources()[loaded.source];
+  EXPECT_EQ(info.damage, "last record cut off (1 record, 61 bytes dropped)");
+  EXPECT_EQ(info.dropped_records, 1);
+  EXPECT_EQ(info.dropped_bytes, 61u);  // the 64-byte record less the 3 bytes cut off
+}
+
+TEST(SymbolSourcesTest, WholeJitdumpDropsNothing) {
+  SymbolIndex index;
+  Diagnostics diagnostics;
+  std::string dump = JitdumpBuilder().Header().CodeLoad(1, 0x1000, "\xc3", "f", 1).bytes();
+  LoadedSource loaded =
+      LoadSymbolSourceBytes(dump, "jit-7.dump", SourceKind::kDetect, &index, &diagnostics);
+  const SymbolSourceInfo& info = index.sources()[loaded.source];
+  EXPECT_EQ(info.damage, "");
+  EXPECT_EQ(info.dropped_records, 0);
+  EXPECT_EQ(info.dropped_bytes, 0u);
+}
+
 TEST(SymbolSourcesTest, JitdumpDetailsNoteHeaderFlags) {
   SymbolIndex index;
   Diagnostics diagnostics;

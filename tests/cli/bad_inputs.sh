@@ -48,6 +48,22 @@ done
 for name in corrupt-size-mid-file cut-tail; do
   run_case "jitdump-$name" "$scratch" -i "$bad/complete.cg" --jitdump "$name.dump"
 done
+# --stats says what the cut tail lost too (text: the source's line; JSON: its numbers).
+cut_bytes=$(grep -o 'dropped 1 record, [0-9]* bytes' "$bad/jitdump-cut-tail.expect" | grep -o '[0-9]* bytes' | cut -d' ' -f1)
+[[ -n $cut_bytes ]] || fail "jitdump-cut-tail.expect names no dropped bytes"
+(cd "$scratch" && "$CG_INJECT" --no-discover -i "$bad/complete.cg" --jitdump cut-tail.dump \
+  -o "$scratch/stats.out" --stats) 2>"$scratch/err" || fail "cut tail --stats: exit $?"
+grep -q "^  cut-tail.dump (jitdump, ob=cut-tail.dump): [0-9]* code versions; last record cut off (1 record, $cut_bytes bytes dropped)$" \
+  "$scratch/err" || fail "cut tail: --stats does not say what was dropped: $(grep cut-tail "$scratch/err")"
+(cd "$scratch" && "$CG_INJECT" --no-discover -i "$bad/complete.cg" --jitdump cut-tail.dump \
+  -o "$scratch/stats.out" --stats=json) 2>"$scratch/err" || fail "cut tail --stats=json: exit $?"
+python3 -c '
+import json, sys
+s = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["sources"][0]
+assert s["dropped_records"] == 1 and s["dropped_bytes"] == int(sys.argv[2]), s
+assert s["damage"] == "last record cut off (1 record, %s bytes dropped)" % sys.argv[2], s
+' "$scratch/err" "$cut_bytes" || fail "cut tail: --stats=json sources: $(tail -n 1 "$scratch/err")"
+
 for f in "$bad"/*.expect; do
   name=$(basename "$f" .expect)
   [[ -f $bad/$name.cg || $name == jitdump-* ]] || fail "$name.expect has no input"

@@ -1,0 +1,64 @@
+// Storage that never moves, for what the symbol index keeps per code version: names, code bytes,
+// line tables. One allocation per megabyte instead of one per string (a 10-million-line perf map
+// made 30 million allocations, each with its own header and rounding), and views handed out stay
+// valid for the arena's lifetime.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <unordered_set>
+#include <vector>
+
+namespace cg_inject {
+
+/// Bump allocator over 1 MB blocks; nothing is freed before the arena.
+class Arena {
+ public:
+  Arena() = default;
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  /// Room for `size` bytes aligned to `align` (a power of two, at most 16).
+  void* Allocate(size_t size, size_t align);
+  /// A copy of `bytes`; empty input gives an empty view without allocating.
+  std::string_view Copy(std::string_view bytes);
+  /// A copy of `items` (trivially copyable, so a byte copy is a copy).
+  template <typename T>
+  std::span<const T> CopyArray(std::span<const T> items) {
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= 16);
+    if (items.empty()) return {};
+    T* out = static_cast<T*>(Allocate(items.size_bytes(), alignof(T)));
+    for (size_t i = 0; i < items.size(); ++i) new (out + i) T(items[i]);
+    return {out, items.size()};
+  }
+  /// Bytes held in blocks (for tests and benchmarks).
+  size_t bytes_reserved() const { return reserved_; }
+
+ private:
+  static constexpr size_t kBlockSize = size_t{1} << 20;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;
+  size_t left_ = 0;
+  size_t reserved_ = 0;
+};
+
+/// One copy of each distinct string, in an arena: file names repeat across versions (a module's
+/// every function names its file).
+class StringPool {
+ public:
+  explicit StringPool(Arena* arena) : arena_(arena) {}
+  std::string_view Intern(std::string_view text);
+  size_t size() const { return strings_.size(); }
+
+ private:
+  Arena* arena_;
+  std::unordered_set<std::string_view> strings_;  // views into *arena_
+};
+
+}  // namespace cg_inject
