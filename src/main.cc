@@ -19,6 +19,18 @@ extern "C" void OnSignal(int signo) {
   _exit(signo == SIGINT ? 130 : 128 + signo);
 }
 
+extern "C" void OnBusError(int) {
+  // Symbol sources are memory-mapped (sources/mapped_file.h); a file cut shorter while mapped
+  // faults on access. That is a bad input, not a crash: say so, leave nothing behind.
+  static constexpr char kMessage[] =
+      "cg-inject: a perf map or jitdump became shorter while it was read (SIGBUS); no output "
+      "written\n";
+  cg_inject::RemovePendingOutputsFromSignalHandler();
+  ssize_t ignored = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+  (void)ignored;
+  _exit(1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -29,6 +41,7 @@ int main(int argc, char** argv) {
   // A file size limit (ulimit -f) becomes EFBIG, reported like ENOSPC, instead of a kill that
   // would leave the temporary output behind.
   std::signal(SIGXFSZ, SIG_IGN);
+  std::signal(SIGBUS, OnBusError);
 
   std::vector<std::string_view> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "record") {
