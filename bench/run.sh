@@ -6,7 +6,7 @@
 # Builds cg-inject and bench/gen_profile (in $BUILD_DIR, default build/), generates a profile of
 # SIZE_MB megabytes (10^6 bytes) with a matching perf map and jitdump (bench/profile_generator.h,
 # seed $SEED, default 1; kept in $BENCH_DIR, default /tmp/cg-inject-bench, and reused), then times
-# each step 3 times and prints the median wall time, MB/s of the uncompressed profile, CPU time
+# each step $RUNS times (default 3) and prints the median wall time, MB/s of the uncompressed profile, CPU time
 # (user + sys) and peak RSS (/usr/bin/time -v). Every step writes its output to a file in
 # $BENCH_DIR, so all pay the same write cost. callgrind_annotate (Perl, about 1 MB/s) runs on a
 # profile of SIZE_MB/10 from the same generator.
@@ -17,7 +17,7 @@ seed=${SEED:-1}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$repo/build}
 work=${BENCH_DIR:-/tmp/cg-inject-bench}
-runs=3
+runs=${RUNS:-3}
 
 for tool in zstd awk callgrind_annotate /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "run.sh: $tool is missing (bash scripts/setup-deps.sh)" >&2; exit 1; }
