@@ -6,10 +6,10 @@
 # Builds cg-inject and bench/gen_profile (in $BUILD_DIR, default build/), generates a profile of
 # SIZE_MB megabytes (10^6 bytes) with a matching perf map and jitdump (bench/profile_generator.h,
 # seed $SEED, default 1; kept in $BENCH_DIR, default /tmp/cg-inject-bench, and reused), then times
-# each step $RUNS times (default 3) and prints the median wall time, MB/s of the uncompressed profile, CPU time
-# (user + sys) and peak RSS (/usr/bin/time -v). Every step writes its output to a file in
-# $BENCH_DIR, so all pay the same write cost. callgrind_annotate (Perl, about 1 MB/s) runs on a
-# profile of SIZE_MB/10 from the same generator.
+# each step $RUNS times (default 3) and prints the median wall time, MB/s of the uncompressed
+# profile, CPU time (user + sys) and peak RSS (/usr/bin/time -v). Every step writes its output to
+# a file in $BENCH_DIR, so all pay the same write cost. callgrind_annotate (Perl, about 1 MB/s)
+# runs on a profile of SIZE_MB/10 from the same generator.
 set -euo pipefail
 
 size_mb=${1:-100}
