@@ -329,8 +329,9 @@ bool CallgrindWriter::ParseRaw(std::string_view raw, RawKind kind) {
     if (!n.has_id) continue;
     // The id tables are vectors: an id far past the ones in use ("(16000000)" in a hostile
     // file) is formatted instead, as the reader keeps such ids out of its dense table.
-    uint32_t& seen = max_input_id_[kSpaceOf[key]];
-    if (n.id > 2 * uint64_t{std::max(seen, max_id_[kSpaceOf[key]])} + 65536) return false;
+    // at(): GCC cannot see that kSpaceOf holds only 0..2 (-Warray-bounds under ASan).
+    uint32_t& seen = max_input_id_.at(kSpaceOf[key]);
+    if (n.id > 2 * uint64_t{std::max(seen, max_id_.at(kSpaceOf[key]))} + 65536) return false;
     seen = std::max(seen, n.id);
   }
   return true;

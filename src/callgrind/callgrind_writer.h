@@ -1,6 +1,8 @@
 // The Callgrind writer: the last ProfileSink of the pipeline, turning records back into text.
 #pragma once
 
+#include <array>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -179,9 +181,9 @@ class CallgrindWriter : public ProfileSink {
     std::string_view object, file, function;
   };
   std::vector<NameSlot> names_by_id_[2];
-  uint32_t max_id_[3] = {};               // objects, files, functions
-  uint32_t max_input_id_[3] = {};         // the largest id seen in the part's input text
-  std::vector<const IdEntry*> cache_[2];  // by Name::id; see AppendName
+  std::array<uint32_t, 3> max_id_{};        // objects, files, functions
+  std::array<uint32_t, 3> max_input_id_{};  // the largest id seen in the part's input text
+  std::vector<const IdEntry*> cache_[2];    // by Name::id; see AppendName
   // Function ids by (object, file, name): one id per function as KCachegrind identifies it.
   std::unordered_map<FunctionIdKey, uint32_t, FunctionIdKeyHash> function_ids_;
   std::vector<FunctionIdCacheSlot> function_cache_;  // by the function's Name::id
