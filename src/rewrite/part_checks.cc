@@ -10,7 +10,6 @@ namespace cg_inject {
 
 namespace {
 constexpr size_t kMaxViolationMessages = 20;
-
 }  // namespace
 
 void Injector::Impl::Violation(std::string message) {
