@@ -93,7 +93,6 @@ BlockOutput& Injector::Impl::Output(int function) {
     slot.function = function;
     slot.agg.Clear();
     slot.edges.clear();
-    slot.has_kept = false;
   }
   return slots_[size_t(f.slot)];
 }

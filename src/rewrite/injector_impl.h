@@ -45,9 +45,6 @@ struct BlockOutput {
   int function = -1;  // OutFunction index
   RecordAgg agg;
   std::map<int, SynthEdge> edges;  // by target OutFunction index; ordered for determinism
-  bool has_kept = false;           // highest kept position, the fallback call site
-  Position max_kept;
-  uint32_t max_kept_file = 0;
 };
 
 /// What is known about one input function key (mapped ob, fl, fn) of the current part.
@@ -67,7 +64,9 @@ struct InFunction {
 struct CurrentBlock {
   int function = -1;      // InFunction index
   RecordAgg agg;          // JIT block: all records; ordinary block: the deferred ones
-  bool has_kept = false;  // ordinary block: highest instr position streamed through
+  // The highest instr position the block's function kept (streamed through, or its own lines
+  // of a JIT block): the call site of synthesized edges without a jump to point at.
+  bool has_kept = false;
   Position max_kept;
   uint32_t max_kept_file = 0;
   // Resolved when the block ends.
