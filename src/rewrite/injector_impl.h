@@ -62,8 +62,8 @@ struct InFunction {
 
 /// The block being read: its records at input positions.
 struct CurrentBlock {
-  int function = -1;      // InFunction index
-  RecordAgg agg;          // JIT block: all records; ordinary block: the deferred ones
+  int function = -1;  // InFunction index
+  RecordAgg agg;      // JIT block: all records; ordinary block: the deferred ones
   // The highest instr position the block's function kept (streamed through, or its own lines
   // of a JIT block): the call site of synthesized edges without a jump to point at.
   bool has_kept = false;
