@@ -81,6 +81,11 @@ class InjectorTest : public ::testing::Test {
     EXPECT_THAT(stats_.invariant_violations, ::testing::IsEmpty());
   }
 
+  /// Two versions of code at the reused address 0x3000 (see kReusedBlock).
+  void AddReusedVersions();
+  /// How the calls from main into the reused block are split between them.
+  void ExpectReusedSplit();
+
   const testing::FunctionSummary& F(const std::string& key) {
     const testing::FunctionSummary* f = out_.Find(key);
     if (!f) {
@@ -734,20 +739,10 @@ fn=0x0000000000001000
   EXPECT_EQ(out_.Find("jit.map|???|five_byte_mov"), nullptr) << out_.text();
 }
 
-// Rule 4: an address reused without a dump in between: one block holds both versions' code.
-// Each version gets its own instructions; the shared entry line and the call into the block are
-// split by the versions' entry counts, the call's inclusive cost by their cost in the block.
-TEST_F(InjectorTest, ReusedAddressInOneBlockIsSplit) {
-  AddSource(kJit);
-  Fn v1 = MakeFn(0x3000, 5, "v1");
-  v1.code = std::string("\x48\x8d\x47\x01\xc3", 5);  // lea rax, [rdi+1]; ret
-  Fn v2 = MakeFn(0x3000, 11, "v2");
-  v2.code = std::string("\x48\x89\xf8\x48\x01\xc0\x48\x83\xc0\x07\xc3", 11);
-  AddFn(v1);
-  AddFn(v2);
-  Run(R"(positions: instr
-events: Ir
-ob=/bin/prog
+// Two versions at 0x3000: v1 = lea rax, [rdi+1]; ret (5 bytes), v2 = 11 bytes of other code.
+// main calls the block twice; the block holds instructions of both.
+constexpr const char* kReusedHeader = "positions: instr\nevents: Ir\n";
+constexpr const char* kCallsReusedBlock = R"(ob=/bin/prog
 fl=main.c
 fn=main
 0x400 1
@@ -756,7 +751,8 @@ cfi=???
 cfn=0x0000000000003000
 calls=2 0x3000
 0x404 6
-ob=???
+)";
+constexpr const char* kReusedBlock = R"(ob=???
 fl=???
 fn=0x0000000000003000
 0x3000 2
@@ -764,22 +760,9 @@ fn=0x0000000000003000
 0x3004 1
 0x3006 1
 0x300a 1
-)");
-  EXPECT_THAT(F("jit.map|???|v1").self, ElementsAre(2));
-  EXPECT_THAT(F("jit.map|???|v2").self, ElementsAre(4));
-  const auto& main_fn = F("/bin/prog|main.c|main");
-  ASSERT_EQ(main_fn.calls.count("jit.map|???|v1"), 1u) << out_.text();
-  EXPECT_EQ(main_fn.calls.at("jit.map|???|v1").first, 1u);
-  EXPECT_THAT(main_fn.calls.at("jit.map|???|v1").second, ElementsAre(2));
-  EXPECT_EQ(main_fn.calls.at("jit.map|???|v2").first, 1u);
-  EXPECT_THAT(main_fn.calls.at("jit.map|???|v2").second, ElementsAre(4));
-  EXPECT_EQ(F("jit.map|???|v2").calls.size(), 0u);
-  EXPECT_EQ(stats_.reused_blocks_split, 1);
-}
+)";
 
-// The injector streams: a call into a reused block waits for that block when it comes later
-// (the test above), and uses the block's split when it came first. Both orders read the same.
-TEST_F(InjectorTest, ReusedSplitIsTheSameWhicheverBlockComesFirst) {
+void InjectorTest::AddReusedVersions() {
   AddSource(kJit);
   Fn v1 = MakeFn(0x3000, 5, "v1");
   v1.code = std::string("\x48\x8d\x47\x01\xc3", 5);
@@ -787,32 +770,37 @@ TEST_F(InjectorTest, ReusedSplitIsTheSameWhicheverBlockComesFirst) {
   v2.code = std::string("\x48\x89\xf8\x48\x01\xc0\x48\x83\xc0\x07\xc3", 11);
   AddFn(v1);
   AddFn(v2);
-  Run(R"(positions: instr
-events: Ir
-ob=???
-fl=???
-fn=0x0000000000003000
-0x3000 2
-0x3003 1
-0x3004 1
-0x3006 1
-0x300a 1
-ob=/bin/prog
-fl=main.c
-fn=main
-0x400 1
-cob=???
-cfi=???
-cfn=0x0000000000003000
-calls=2 0x3000
-0x404 6
-)");
+}
+
+void InjectorTest::ExpectReusedSplit() {
+  EXPECT_THAT(F("jit.map|???|v1").self, ElementsAre(2));
+  EXPECT_THAT(F("jit.map|???|v2").self, ElementsAre(4));
   const auto& main_fn = F("/bin/prog|main.c|main");
   ASSERT_EQ(main_fn.calls.count("jit.map|???|v1"), 1u) << out_.text();
   EXPECT_EQ(main_fn.calls.at("jit.map|???|v1").first, 1u);
   EXPECT_THAT(main_fn.calls.at("jit.map|???|v1").second, ElementsAre(2));
+  ASSERT_EQ(main_fn.calls.count("jit.map|???|v2"), 1u) << out_.text();
   EXPECT_EQ(main_fn.calls.at("jit.map|???|v2").first, 1u);
   EXPECT_THAT(main_fn.calls.at("jit.map|???|v2").second, ElementsAre(4));
+}
+
+// Rule 4: an address reused without a dump in between: one block holds both versions' code.
+// Each version gets its own instructions; the shared entry line and the call into the block are
+// split by the versions' entry counts, the call's inclusive cost by their cost in the block.
+TEST_F(InjectorTest, ReusedAddressInOneBlockIsSplit) {
+  AddReusedVersions();
+  Run(std::string(kReusedHeader) + kCallsReusedBlock + kReusedBlock);
+  ExpectReusedSplit();
+  EXPECT_EQ(F("jit.map|???|v2").calls.size(), 0u);
+  EXPECT_EQ(stats_.reused_blocks_split, 1);
+}
+
+// The injector streams: a call into a reused block waits for that block when it comes later
+// (the test above), and uses the block's split when it came first. Both orders read the same.
+TEST_F(InjectorTest, ReusedSplitIsTheSameWhicheverBlockComesFirst) {
+  AddReusedVersions();
+  Run(std::string(kReusedHeader) + kReusedBlock + kCallsReusedBlock);
+  ExpectReusedSplit();
 }
 
 // A JIT block that runs the program's own code before any block of the program: the `cmd:`
