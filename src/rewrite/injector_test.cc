@@ -81,6 +81,17 @@ class InjectorTest : public ::testing::Test {
     EXPECT_THAT(stats_.invariant_violations, ::testing::IsEmpty());
   }
 
+  /// f's block ran 7 Ir of Builtins_Call's code (0x18c0004): they go back to Builtins_Call (5 of
+  /// its own), with a call from f, and no `Builtin:` name appears.
+  void ExpectBuiltinCodeGivenBack() {
+    EXPECT_THAT(F("/usr/bin/node|???|Builtins_Call").self, ElementsAre(12));
+    const auto& f = F("jit.map|???|f");
+    EXPECT_THAT(f.self, ElementsAre(3));
+    ASSERT_EQ(f.calls.count("/usr/bin/node|???|Builtins_Call"), 1u) << out_.text();
+    EXPECT_THAT(f.calls.at("/usr/bin/node|???|Builtins_Call").second, ElementsAre(7));
+    for (const auto& [key, fn] : out_.functions())
+      EXPECT_EQ(key.find("Builtin:"), std::string::npos) << key;
+  }
   /// Two versions of code at the reused address 0x3000 (see kReusedBlock).
   void AddReusedVersions();
   /// How the calls from main into the reused block are split between them.
@@ -576,14 +587,8 @@ fn=0x00000000018c0010
 0x18c0010 2
 )",
       &extents);
-  EXPECT_THAT(F("/usr/bin/node|???|Builtins_Call").self, ElementsAre(12));
-  const auto& f = F("jit.map|???|f");
-  EXPECT_THAT(f.self, ElementsAre(3));
-  ASSERT_EQ(f.calls.count("/usr/bin/node|???|Builtins_Call"), 1u) << out_.text();
-  EXPECT_THAT(f.calls.at("/usr/bin/node|???|Builtins_Call").second, ElementsAre(7));
+  ExpectBuiltinCodeGivenBack();
   EXPECT_THAT(F("???|???|0x00000000018c0010").self, ElementsAre(2));
-  for (const auto& [key, fn] : out_.functions())
-    EXPECT_EQ(key.find("Builtin:"), std::string::npos) << key;
   EXPECT_EQ(stats_.object_code_lines, 1);
 }
 
@@ -825,12 +830,7 @@ fn=Builtins_Call
 0x18c0000 5
 )",
       &extents);
-  EXPECT_THAT(F("/usr/bin/node|???|Builtins_Call").self, ElementsAre(12));
-  const auto& f = F("jit.map|???|f");
-  EXPECT_THAT(f.self, ElementsAre(3));
-  ASSERT_EQ(f.calls.count("/usr/bin/node|???|Builtins_Call"), 1u) << out_.text();
-  for (const auto& [key, fn] : out_.functions())
-    EXPECT_EQ(key.find("Builtin:"), std::string::npos) << key;
+  ExpectBuiltinCodeGivenBack();
 }
 
 TEST_F(InjectorTest, StatsRenderers) {
