@@ -10,15 +10,10 @@
 #include "cg_inject/error.h"
 #include "cg_inject/symbols.h"
 #include "cli/options.h"
+#include "util/append_format.h"
 
 namespace cg_inject {
 namespace {
-
-void AppendF(std::string* out, const char* format, auto... args) {
-  char buf[512];
-  int n = std::snprintf(buf, sizeof buf, format, args...);
-  if (n > 0) out->append(buf, std::min(size_t(n), sizeof buf - 1));
-}
 
 bool AnyCode(const SymbolIndex& index) {
   for (const CodeVersion& v : index.versions())

@@ -241,12 +241,11 @@ const FunctionKey* Injector::Impl::SymbolOwner(uint64_t addr) {
 }
 
 void Injector::Impl::NoteObject(uint32_t object) {
+  if (object < object_noted_.size() && object_noted_[object]) return;
+  if (object >= object_noted_.size()) object_noted_.resize(size_t{object} * 2 + 16, 0);
+  object_noted_[object] = 1;
   if (!extents_ || index_.versions().empty() || IsUnknownObject(names_.Text(object))) return;
-  auto [it, inserted] = object_is_absolute_.try_emplace(object, false);
-  if (inserted) it->second = extents_->AddressesAreAbsolute(names_.Text(object));
-  if (it->second && std::find(absolute_objects_.begin(), absolute_objects_.end(), object) ==
-                        absolute_objects_.end())
-    absolute_objects_.push_back(object);
+  if (extents_->AddressesAreAbsolute(names_.Text(object))) absolute_objects_.push_back(object);
 }
 
 bool Injector::Impl::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {

@@ -227,7 +227,8 @@ class Injector::Impl {
   std::unordered_map<uint64_t, FunctionKey> symbol_owners_;
   // Objects with absolute addresses seen so far (kept across parts: one process's objects).
   std::vector<uint32_t> absolute_objects_;
-  std::unordered_map<uint32_t, bool> object_is_absolute_;  // cache
+  // Per object name id: 0 not asked yet, 1 asked. Dense: NoteObject runs for every call line.
+  std::vector<uint8_t> object_noted_;
   // Real-object code that the index also lists: the source's version (its range) -> the object's
   // function that has cost lines in it (objects with absolute addresses only). Small: one entry
   // per such version.

@@ -172,13 +172,8 @@ class InjectorTest : public ::testing::Test {
 
 constexpr const char* kJit = "jit.map";
 
-// Rule 8 (and 1): without instr positions each block is named by its entry address; callee and
-// caller sides carry the same (ob, fl, fn) triple; lines come from the name-derived location.
-TEST_F(InjectorTest, NoInstrResolvesByBlockName) {
-  AddSource(kJit);
-  Add(0x1000, 0x100, "f", "f.js", 10);
-  Add(0x2000, 0x100, "g", "", 0);
-  Run(R"(positions: line
+// main calls JIT function 0x1000 (f), which calls 0x2000 (g); `line` positions only.
+constexpr const char* kLineOnlyProfile = R"(positions: line
 events: Ir
 ob=/bin/prog
 fl=main.c
@@ -201,7 +196,15 @@ calls=4 0
 fn=0x0000000000002000
 0 100
 totals: 140
-)");
+)";
+
+// Rule 8 (and 1): without instr positions each block is named by its entry address; callee and
+// caller sides carry the same (ob, fl, fn) triple; lines come from the name-derived location.
+TEST_F(InjectorTest, NoInstrResolvesByBlockName) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.js", 10);
+  Add(0x2000, 0x100, "g", "", 0);
+  Run(kLineOnlyProfile);
   const auto& main_fn = F("/bin/prog|main.c|main");
   EXPECT_THAT(main_fn.self, ElementsAre(10));
   ASSERT_EQ(main_fn.calls.count("jit.map|f.js|f"), 1u) << out_.text();
@@ -232,30 +235,7 @@ TEST_F(InjectorTest, VersionObjectsOverrideTheSourceObjectName) {
   Add(0x1000, 0x100, "f", "f.js", 10);
   Add(0x2000, 0x100, "g", "", 0);
   options_.version_objects = {"/out/p.jit-1.dump.elf", ""};
-  Run(R"(positions: line
-events: Ir
-ob=/bin/prog
-fl=main.c
-fn=main
-5 10
-cob=???
-cfi=???
-cfn=0x0000000000001000
-calls=2 0
-6 130
-ob=???
-fl=???
-fn=0x0000000000001000
-0 30
-cob=???
-cfi=???
-cfn=0x0000000000002000
-calls=4 0
-0 100
-fn=0x0000000000002000
-0 100
-totals: 140
-)");
+  Run(kLineOnlyProfile);
   EXPECT_THAT(F("/out/p.jit-1.dump.elf|f.js|f").self, ElementsAre(30));
   EXPECT_EQ(F("/bin/prog|main.c|main").calls.count("/out/p.jit-1.dump.elf|f.js|f"), 1u);
   EXPECT_THAT(F("jit.map|???|g").self, ElementsAre(100));  // no image: the source's name

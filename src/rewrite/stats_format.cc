@@ -4,16 +4,11 @@
 #include <string>
 
 #include "cg_inject/inject.h"
+#include "util/append_format.h"
 
 namespace cg_inject {
 
 namespace {
-
-void AppendF(std::string* out, const char* format, auto... args) {
-  char buf[512];
-  int n = std::snprintf(buf, sizeof buf, format, args...);
-  if (n > 0) out->append(buf, std::min(size_t(n), sizeof buf - 1));
-}
 
 void AppendJsonString(std::string_view text, std::string* out) {
   out->push_back('"');
