@@ -1,0 +1,118 @@
+#include "util/flat_hash_map.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <string_view>
+
+namespace cg_inject {
+namespace {
+
+struct StringHash {
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+TEST(FlatHashMapTest, FindsWhatWasInserted) {
+  FlatHashMap<uint64_t, int> map;
+  EXPECT_EQ(map.find(uint64_t{7}), nullptr);
+  auto [value, inserted] = map.try_emplace(uint64_t{7});
+  EXPECT_TRUE(inserted);
+  EXPECT_EQ(*value, 0);
+  *value = 70;
+  auto [again, inserted_again] = map.try_emplace(uint64_t{7});
+  EXPECT_FALSE(inserted_again);
+  EXPECT_EQ(*again, 70);
+  map[uint64_t{8}] = 80;
+  EXPECT_EQ(map.size(), 2u);
+  ASSERT_NE(map.find(uint64_t{8}), nullptr);
+  EXPECT_EQ(*map.find(uint64_t{8}), 80);
+  EXPECT_FALSE(map.contains(uint64_t{9}));
+}
+
+// Dense small ids are what the callers key by; each must stay reachable across every growth.
+TEST(FlatHashMapTest, DenseIdsSurviveGrowth) {
+  FlatHashMap<uint32_t, uint32_t> map;
+  for (uint32_t i = 0; i < 100000; ++i) map[i] = i * 3;
+  EXPECT_EQ(map.size(), 100000u);
+  for (uint32_t i = 0; i < 100000; ++i) {
+    const uint32_t* v = map.find(i);
+    ASSERT_NE(v, nullptr) << i;
+    EXPECT_EQ(*v, i * 3);
+  }
+  EXPECT_EQ(map.find(uint32_t{100000}), nullptr);
+}
+
+TEST(FlatHashMapTest, StringKeysFoundByView) {
+  FlatHashMap<std::string, int, StringHash> map;
+  map[std::string_view("main")] = 1;
+  map[std::string("fn=0x1")] = 2;
+  std::string_view probe = "main";
+  ASSERT_NE(map.find(probe), nullptr);
+  EXPECT_EQ(*map.find(probe), 1);
+  EXPECT_EQ(map.find(std::string_view("mai")), nullptr);
+}
+
+// Erase moves later entries of a probe run back; checked against std::map under random inserts
+// and erases that make long runs (a small key space in a table that does not grow).
+TEST(FlatHashMapTest, EraseKeepsEveryOtherEntryReachable) {
+  FlatHashMap<uint64_t, uint64_t> map;
+  std::map<uint64_t, uint64_t> model;
+  std::mt19937_64 random(12345);
+  for (int step = 0; step < 200000; ++step) {
+    uint64_t key = random() % 500;
+    if (random() % 3 == 0) {
+      EXPECT_EQ(map.erase(key), model.erase(key) == 1);
+    } else {
+      map[key] = step;
+      model[key] = step;
+    }
+    if (step % 1000 == 0) {
+      ASSERT_EQ(map.size(), model.size());
+      for (uint64_t k = 0; k < 500; ++k) {
+        auto it = model.find(k);
+        const uint64_t* v = map.find(k);
+        if (it == model.end()) {
+          EXPECT_EQ(v, nullptr) << k;
+        } else {
+          ASSERT_NE(v, nullptr) << k;
+          EXPECT_EQ(*v, it->second);
+        }
+      }
+    }
+  }
+}
+
+TEST(FlatHashMapTest, IterationVisitsEachEntryOnce) {
+  FlatHashMap<uint32_t, uint32_t> map;
+  for (uint32_t i = 1; i <= 1000; ++i) map[i * 7919] = i;
+  map.erase(uint32_t{7919});
+  uint64_t key_sum = 0, value_sum = 0, count = 0;
+  for (const auto& slot : map) {
+    key_sum += slot.key;
+    value_sum += slot.value;
+    ++count;
+  }
+  EXPECT_EQ(count, 999u);
+  EXPECT_EQ(value_sum, 1000u * 1001 / 2 - 1);
+  EXPECT_EQ(key_sum, 7919ull * (1000 * 1001 / 2 - 1));
+}
+
+TEST(FlatHashMapTest, ClearKeepsCapacityAndForgetsEntries) {
+  FlatHashMap<uint32_t, int> map;
+  map.reserve(1000);
+  size_t capacity = map.capacity();
+  EXPECT_GE(capacity * 7, 1000u * 8);
+  for (uint32_t i = 0; i < 1000; ++i) map[i] = 1;
+  EXPECT_EQ(map.capacity(), capacity);  // reserved: no growth
+  map.clear();
+  EXPECT_TRUE(map.empty());
+  EXPECT_EQ(map.capacity(), capacity);
+  EXPECT_EQ(map.find(uint32_t{5}), nullptr);
+  map[uint32_t{5}] = 2;
+  EXPECT_EQ(*map.find(uint32_t{5}), 2);
+}
+
+}  // namespace
+}  // namespace cg_inject
