@@ -24,18 +24,20 @@ void Add(uint64_t* sum, uint64_t value) {
 void CostAccounting::Reset(size_t events) {
   events_ = events;
   totals_.assign(events, 0);
+  index_.clear();
   functions_.clear();
   sums_.clear();
   current_ = nullptr;
 }
 
 CostAccounting::Entry& CostAccounting::Touch(const FunctionKey& key) {
-  auto [it, inserted] = functions_.try_emplace(key);
-  if (inserted) {
-    it->second.sums = sums_.size();
-    sums_.resize(sums_.size() + 2 * events_, 0);
-  }
-  return it->second;
+  auto [index, inserted] = index_.try_emplace(key);
+  if (!inserted) return functions_[*index].entry;
+  *index = uint32_t(functions_.size());
+  FunctionEntry& f = functions_.emplace_back(FunctionEntry{key, Entry{}});
+  f.entry.sums = sums_.size();
+  sums_.resize(sums_.size() + 2 * events_, 0);
+  return f.entry;
 }
 
 void CostAccounting::Function(const FunctionKey& key) {
@@ -86,9 +88,9 @@ std::vector<FunctionKey> CostAccounting::MissingTargets() const {
 
 std::vector<uint64_t> CostAccounting::Inclusive(const FunctionKey& key) const {
   std::vector<uint64_t> sum(events_, 0);
-  auto it = functions_.find(key);
-  if (it == functions_.end()) return sum;
-  const uint64_t* sums = sums_.data() + it->second.sums;
+  const Entry* entry = Find(key);
+  if (!entry) return sum;
+  const uint64_t* sums = sums_.data() + entry->sums;
   for (size_t i = 0; i < events_; ++i) {
     sum[i] = sums[i];
     Add(&sum[i], sums[events_ + i]);
@@ -131,8 +133,8 @@ std::vector<std::string> FindViolations(
   }
   // Only functions with records taken out or written can have changed.
   auto check_inclusive = [&](const FunctionKey& key) {
-    auto it = in.functions().find(key);
-    if (it == in.functions().end() || !it->second.defined || exempt(key)) return;
+    const CostAccounting::Entry* entry = in.Find(key);
+    if (!entry || !entry->defined || exempt(key)) return;
     std::vector<uint64_t> taken = removed.Inclusive(key);
     std::vector<uint64_t> given = added.Inclusive(key);
     if (taken == given) return;
@@ -142,7 +144,7 @@ std::vector<std::string> FindViolations(
   };
   for (const auto& [key, entry] : removed.functions()) check_inclusive(key);
   for (const auto& [key, entry] : added.functions())
-    if (!removed.functions().count(key)) check_inclusive(key);
+    if (!removed.Find(key)) check_inclusive(key);
   return violations;
 }
 

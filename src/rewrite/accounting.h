@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
+
+#include "util/flat_hash_map.h"
 
 namespace cg_inject {
 
@@ -58,17 +60,23 @@ class CostAccounting {
   Entry& At(const FunctionKey& key) { return Touch(key); }
   /// The entry of `key`, or null.
   Entry* Find(const FunctionKey& key) {
-    auto it = functions_.find(key);
-    return it == functions_.end() ? nullptr : &it->second;
+    const uint32_t* i = index_.find(key);
+    return i ? &functions_[*i].entry : nullptr;
+  }
+  const Entry* Find(const FunctionKey& key) const {
+    return const_cast<CostAccounting*>(this)->Find(key);
   }
   /// The entry of the current block's function, or null before the first.
   Entry* current() { return current_; }
 
+  struct FunctionEntry {
+    FunctionKey key;
+    Entry entry;
+  };
   size_t events() const { return events_; }
   const std::vector<uint64_t>& totals() const { return totals_; }
-  const std::unordered_map<FunctionKey, Entry, FunctionKeyHash>& functions() const {
-    return functions_;
-  }
+  /// Every function with an entry, in the order of their first sight.
+  const std::deque<FunctionEntry>& functions() const { return functions_; }
   /// Targets of calls= lines that have no fn= block.
   std::vector<FunctionKey> MissingTargets() const;
   /// self + calls of `key`, or all zero when unknown.
@@ -82,9 +90,12 @@ class CostAccounting {
   Entry& Touch(const FunctionKey& key);
   size_t events_ = 0;
   std::vector<uint64_t> totals_;
-  std::unordered_map<FunctionKey, Entry, FunctionKeyHash> functions_;
+  // Entries in a deque, found through a flat index: adding one never moves the others, so
+  // current_ and the references Call and At return stay valid, and no entry has a heap node.
+  FlatHashMap<FunctionKey, uint32_t, FunctionKeyHash> index_;
+  std::deque<FunctionEntry> functions_;
   std::vector<uint64_t> sums_;  // 2 * events_ values per function
-  Entry* current_ = nullptr;    // stable: unordered_map never moves its elements
+  Entry* current_ = nullptr;
 };
 
 /// The injector's invariants for one part, from the sums of every input record (`in`), of the

@@ -59,8 +59,7 @@ DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) const {
 
 int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
   uint64_t cache_key = (uint64_t(version - index_.versions().data()) << 32) | suffix;
-  if (auto cached = identity_cache_.find(cache_key); cached != identity_cache_.end())
-    return cached->second;
+  if (const int* cached = identity_cache_.find(cache_key)) return *cached;
   DefinitionSite site = SiteOf(*version);
   // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
   std::string function =
@@ -68,20 +67,25 @@ int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
   if (suffix) function += names_.Text(suffix);
   FunctionKey key{names_.Intern(site.object).id, names_.Intern(site.file).id,
                   names_.Intern(function).id};
-  auto [it, inserted] = out_index_.try_emplace(key, int(out_.size()));
+  auto [index, inserted] = out_index_.try_emplace(key);
   if (inserted) {
+    *index = int(out_.size());
     OutFunction& f = out_.emplace_back();
     f.key = key;
     f.jit = true;
   }
-  identity_cache_.emplace(cache_key, it->second);
-  return it->second;
+  int out = *index;
+  identity_cache_[cache_key] = out;
+  return out;
 }
 
 int Injector::Impl::PassIdentity(const FunctionKey& key) {
-  auto [it, inserted] = out_index_.try_emplace(key, int(out_.size()));
-  if (inserted) out_.emplace_back().key = key;
-  return it->second;
+  auto [index, inserted] = out_index_.try_emplace(key);
+  if (inserted) {
+    *index = int(out_.size());
+    out_.emplace_back().key = key;
+  }
+  return *index;
 }
 
 BlockOutput& Injector::Impl::Output(int function) {
@@ -384,12 +388,11 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
     Output(owner).agg.AddCall(&pool_, out_key, value.count, copy);
     return;
   }
-  auto found = in_index_.find(key.target);
-  const InFunction* target =
-      found != in_index_.end() ? &in_functions_[size_t(found->second)] : nullptr;
+  const int* found = in_index_.find(key.target);
+  const InFunction* target = found ? &in_functions_[size_t(*found)] : nullptr;
   if (target && target->jit && target->resolved) {
     AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, target->version,
-              target->identity, SplitOf(found->second), target_addr);
+              target->identity, SplitOf(*found), target_addr);
     return;
   }
   if ((!target || target->jit) && index_.LookupAll(target_addr).size() >= 2) {
@@ -462,10 +465,11 @@ void Injector::Impl::ResolvePending(const FunctionKey& target_key) {
   if (it == pending_calls_.end()) return;
   std::vector<PendingCall> calls = std::move(it->second);
   pending_calls_.erase(it);
-  const InFunction& t = in_functions_[size_t(in_index_.at(target_key))];
+  int target = *in_index_.find(target_key);  // pending only for functions with a block
+  const InFunction& t = in_functions_[size_t(target)];
   for (const PendingCall& p : calls) {
     AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, t.version,
-              t.identity, SplitOf(in_index_.at(target_key)), p.target_addr);
+              t.identity, SplitOf(target), p.target_addr);
   }
   EmitOutputs();
 }
@@ -544,7 +548,7 @@ void Injector::Impl::FinalizeEdges() {
 void Injector::Impl::NoteWritten(const OutFunction& f) {
   if (f.jit) {
     // Named by the injector: its sums are not compared with the input's, only the totals.
-    resolved_functions_.insert(f.key);
+    resolved_functions_[f.key] = true;
     if (CostAccounting::Entry* in = in_acc_.Find(f.key)) in->out_defined = true;
     return;
   }
@@ -564,15 +568,15 @@ void Injector::Impl::EmitOutputs() {
                         Name{f.key.function, names_.Text(f.key.function)}};
     downstream_->OnFunction(ctx);
     NoteWritten(f);
-    std::vector<const std::pair<const CostKey, size_t>*> costs;
+    std::vector<const decltype(slot.agg.costs)::Slot*> costs;
     for (const auto& entry : slot.agg.costs) costs.push_back(&entry);
     std::sort(costs.begin(), costs.end(), [](auto* a, auto* b) {
-      if (a->first.pos != b->first.pos) return PositionLess(a->first.pos, b->first.pos);
-      return a->first.file < b->first.file;
+      if (a->key.pos != b->key.pos) return PositionLess(a->key.pos, b->key.pos);
+      return a->key.file < b->key.file;
     });
     for (const auto* entry : costs) {
-      CostRecord rec{entry->first.pos, Name{entry->first.file, names_.Text(entry->first.file)},
-                     pool_.Get(entry->second)};
+      CostRecord rec{entry->key.pos, Name{entry->key.file, names_.Text(entry->key.file)},
+                     pool_.Get(entry->value)};
       downstream_->OnCost(rec);
       if (f.jit) {
         added_acc_.AddTotals(rec.costs);
@@ -581,11 +585,11 @@ void Injector::Impl::EmitOutputs() {
       }
     }
 
-    std::vector<const std::pair<const CallKey, CallValue>*> calls;
+    std::vector<const decltype(slot.agg.calls)::Slot*> calls;
     for (const auto& entry : slot.agg.calls) calls.push_back(&entry);
     std::sort(calls.begin(), calls.end(), [](auto* a, auto* b) {
-      const CallKey& x = a->first;
-      const CallKey& y = b->first;
+      const CallKey& x = a->key;
+      const CallKey& y = b->key;
       if (x.site != y.site) return PositionLess(x.site, y.site);
       if (x.site_file != y.site_file) return x.site_file < y.site_file;
       if (!(x.target == y.target))
@@ -594,40 +598,39 @@ void Injector::Impl::EmitOutputs() {
       return PositionLess(x.target_pos, y.target_pos);
     });
     for (const auto* entry : calls) {
-      const CallKey& k = entry->first;
+      const CallKey& k = entry->key;
       CallRecord rec;
-      rec.count = entry->second.count;
+      rec.count = entry->value.count;
       rec.target = k.target_pos;
       rec.source = k.site;
       rec.source_file = Name{k.site_file, names_.Text(k.site_file)};
       rec.target_object = Name{k.target.object, names_.Text(k.target.object)};
       rec.target_file = Name{k.target.file, names_.Text(k.target.file)};
       rec.target_function = Name{k.target.function, names_.Text(k.target.function)};
-      rec.inclusive = pool_.Get(entry->second.inclusive);
+      rec.inclusive = pool_.Get(entry->value.inclusive);
       downstream_->OnCall(rec);
       if (!f.jit) added_acc_.CallCost(rec.inclusive);
       // Targets the injector named are checked by their OutFunction (called, emitted).
-      auto named = out_index_.find(k.target);
-      if (named == out_index_.end() || !out_[size_t(named->second)].jit)
-        in_acc_.At(k.target).added_called = true;
+      const int* named = out_index_.find(k.target);
+      if (!named || !out_[size_t(*named)].jit) in_acc_.At(k.target).added_called = true;
     }
 
-    std::vector<const std::pair<const JumpKey, JumpValue>*> jumps;
+    std::vector<const decltype(slot.agg.jumps)::Slot*> jumps;
     for (const auto& entry : slot.agg.jumps) jumps.push_back(&entry);
     std::sort(jumps.begin(), jumps.end(), [](auto* a, auto* b) {
-      const JumpKey& x = a->first;
-      const JumpKey& y = b->first;
+      const JumpKey& x = a->key;
+      const JumpKey& y = b->key;
       if (x.site != y.site) return PositionLess(x.site, y.site);
       if (x.target != y.target) return PositionLess(x.target, y.target);
       return std::tie(x.site_file, x.target_file, x.target_function, x.conditional) <
              std::tie(y.site_file, y.target_file, y.target_function, y.conditional);
     });
     for (const auto* entry : jumps) {
-      const JumpKey& k = entry->first;
+      const JumpKey& k = entry->key;
       JumpRecord rec;
       rec.conditional = k.conditional;
-      rec.followed = entry->second.followed;
-      rec.executed = entry->second.executed;
+      rec.followed = entry->value.followed;
+      rec.executed = entry->value.executed;
       rec.target = k.target;
       rec.source = k.site;
       rec.source_file = Name{k.site_file, names_.Text(k.site_file)};

@@ -151,8 +151,9 @@ void Injector::Impl::OnLayout(const PartLayout& layout) {
 }
 
 int Injector::Impl::InFunctionFor(const FunctionKey& key) {
-  auto [it, inserted] = in_index_.try_emplace(key, int(in_functions_.size()));
+  auto [index, inserted] = in_index_.try_emplace(key);
   if (inserted) {
+    *index = int(in_functions_.size());
     InFunction& f = in_functions_.emplace_back();
     f.key = key;
     JitName jit;
@@ -167,7 +168,7 @@ int Injector::Impl::InFunctionFor(const FunctionKey& key) {
       }
     }
   }
-  return it->second;
+  return *index;
 }
 
 void Injector::Impl::FinishBlock() {
@@ -218,7 +219,8 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   // Known before any JIT block that runs its code is rewritten, wherever its blocks are.
   NoteObject(key.object);
   // The file Callgrind gave this object's function, for SymbolOwner.
-  function_files_.try_emplace((uint64_t{key.object} << 32) | key.function, key.file);
+  auto [file, inserted] = function_files_.try_emplace((uint64_t{key.object} << 32) | key.function);
+  if (inserted) *file = key.file;
 }
 
 const FunctionKey* Injector::Impl::SymbolOwner(uint64_t addr) {
@@ -231,9 +233,8 @@ const FunctionKey* Injector::Impl::SymbolOwner(uint64_t addr) {
     uint64_t packed = (uint64_t{object} << 32) | function;
     auto [it, inserted] = symbol_owners_.try_emplace(packed);
     if (inserted) {
-      auto file = function_files_.find(packed);
-      it->second = FunctionKey{
-          object, file != function_files_.end() ? file->second : names_.Intern("???").id, function};
+      const uint32_t* file = function_files_.find(packed);
+      it->second = FunctionKey{object, file ? *file : names_.Intern("???").id, function};
     }
     return &it->second;
   }

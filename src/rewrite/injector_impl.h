@@ -12,7 +12,6 @@
 #include <map>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "cg_inject/inject.h"
@@ -23,6 +22,7 @@
 #include "rewrite/record_agg.h"
 #include "rewrite/reuse_split.h"
 #include "rewrite/synth_edge.h"
+#include "util/flat_hash_map.h"
 
 namespace cg_inject {
 
@@ -191,11 +191,11 @@ class Injector::Impl {
   bool first_event_is_ir_ = false;
   size_t events_ = 0;
   std::vector<InFunction> in_functions_;
-  std::unordered_map<FunctionKey, int, FunctionKeyHash> in_index_;
+  FlatHashMap<FunctionKey, int, FunctionKeyHash> in_index_;
   std::vector<OutFunction> out_;
-  std::unordered_map<FunctionKey, int, FunctionKeyHash> out_index_;
+  FlatHashMap<FunctionKey, int, FunctionKeyHash> out_index_;
   // (version index << 32 | suffix id) -> out index.
-  std::unordered_map<uint64_t, int> identity_cache_;
+  FlatHashMap<uint64_t, int> identity_cache_;
   // InFunction index -> how its first block was split among reused versions (rare).
   std::unordered_map<int, ReuseSplit> splits_;
   // The invariants' sums: every input record, and of those the ones the injector took out of the
@@ -223,7 +223,7 @@ class Injector::Impl {
   InjectStats stats_;
   // (object << 32 | function) -> the file of that function's first block, and the keys that
   // SymbolOwner hands out (a node map: pointers to them stay valid).
-  std::unordered_map<uint64_t, uint32_t> function_files_;
+  FlatHashMap<uint64_t, uint32_t> function_files_;
   std::unordered_map<uint64_t, FunctionKey> symbol_owners_;
   // Objects with absolute addresses seen so far (kept across parts: one process's objects).
   std::vector<uint32_t> absolute_objects_;
@@ -233,7 +233,7 @@ class Injector::Impl {
   // function that has cost lines in it (objects with absolute addresses only). Small: one entry
   // per such version.
   std::unordered_map<const CodeVersion*, FunctionKey> object_code_;
-  std::unordered_set<FunctionKey, FunctionKeyHash> resolved_functions_;
+  FlatHashMap<FunctionKey, bool, FunctionKeyHash> resolved_functions_;  // a set
   std::unordered_map<std::string, uint64_t> unresolved_cost_;  // fn text -> first-event cost
   int64_t violations_total_ = 0;
 };

@@ -22,10 +22,10 @@ void Injector::Impl::Violation(std::string message) {
 void Injector::Impl::CheckInvariants() {
   auto exempt = [&](const FunctionKey& key) {
     // JIT functions are renamed; functions that received JIT blocks' object code gain cost.
-    auto in = in_index_.find(key);
-    if (in != in_index_.end() && in_functions_[size_t(in->second)].jit) return true;
-    auto out = out_index_.find(key);
-    return out != out_index_.end() && out_[size_t(out->second)].moved_in;
+    const int* in = in_index_.find(key);
+    if (in && in_functions_[size_t(*in)].jit) return true;
+    const int* out = out_index_.find(key);
+    return out && out_[size_t(*out)].moved_in;
   };
   auto name = [&](const FunctionKey& key) { return std::string(names_.Text(key.function)); };
   for (std::string& message : FindViolations(in_acc_, removed_acc_, added_acc_, exempt, name))
@@ -41,8 +41,8 @@ void Injector::Impl::CollectStats() {
            ParseJitFunctionName(names_.Text(key.function), &jit);
   };
   auto self_in = [](const CostAccounting& acc, const FunctionKey& key) -> uint64_t {
-    auto it = acc.functions().find(key);
-    return it == acc.functions().end() ? 0 : acc.Self(it->second)[0];
+    const CostAccounting::Entry* entry = acc.Find(key);
+    return entry ? acc.Self(*entry)[0] : 0;
   };
   if (events_ == 0) return;
   stats_.total_cost += in_acc_.totals()[0];
@@ -52,8 +52,8 @@ void Injector::Impl::CollectStats() {
     stats_.unnamed_jit_cost_before += before;
     // A resolved JIT block's records were all rewritten (the block keeps nothing); any other
     // block kept what it did not give away.
-    auto in = in_index_.find(key);
-    bool renamed = in != in_index_.end() && in_functions_[size_t(in->second)].jit;
+    const int* in = in_index_.find(key);
+    bool renamed = in && in_functions_[size_t(*in)].jit;
     uint64_t after = renamed ? 0 : before - self_in(removed_acc_, key) + self_in(added_acc_, key);
     stats_.unnamed_jit_cost_after += after;
     if (after > 0) unresolved_cost_[std::string(names_.Text(key.function))] += after;

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "cg_inject/error.h"
 #include "cg_inject/profile.h"
 #include "rewrite/accounting.h"
+#include "util/flat_hash_map.h"
 
 namespace cg_inject {
 
@@ -115,29 +115,29 @@ class CostPool {
 
 /// Records summed by key. Costs and inclusive costs live in a CostPool.
 struct RecordAgg {
-  std::unordered_map<CostKey, size_t, CostKeyHash> costs;
-  std::unordered_map<CallKey, CallValue, CallKeyHash> calls;
-  std::unordered_map<JumpKey, JumpValue, JumpKeyHash> jumps;
+  FlatHashMap<CostKey, size_t, CostKeyHash> costs;
+  FlatHashMap<CallKey, CallValue, CallKeyHash> calls;
+  FlatHashMap<JumpKey, JumpValue, JumpKeyHash> jumps;
 
   bool empty() const { return costs.empty() && calls.empty() && jumps.empty(); }
-  /// Empties the tables for the next block. clear() would zero every bucket each time, so a
-  /// table that one large block grew is dropped instead.
+  /// Empties the tables for the next block. clear() visits every slot, so a table that one
+  /// large block grew is dropped instead.
   void Clear() {
     ClearTable(&costs);
     ClearTable(&calls);
     ClearTable(&jumps);
   }
   void AddCost(CostPool* pool, const CostKey& key, std::span<const uint64_t> costs_in) {
-    auto [it, inserted] = costs.try_emplace(key, 0);
-    if (inserted) it->second = pool->Alloc();
-    pool->Add(it->second, costs_in);
+    auto [offset, inserted] = costs.try_emplace(key);
+    if (inserted) *offset = pool->Alloc();
+    pool->Add(*offset, costs_in);
   }
   void AddCall(CostPool* pool, const CallKey& key, uint64_t count,
                std::span<const uint64_t> inclusive) {
-    auto [it, inserted] = calls.try_emplace(key);
-    if (inserted) it->second.inclusive = pool->Alloc();
-    AddChecked(&it->second.count, count);
-    pool->Add(it->second.inclusive, inclusive);
+    auto [value, inserted] = calls.try_emplace(key);
+    if (inserted) value->inclusive = pool->Alloc();
+    AddChecked(&value->count, count);
+    pool->Add(value->inclusive, inclusive);
   }
   void AddJump(const JumpKey& key, uint64_t followed, uint64_t executed) {
     JumpValue& v = jumps[key];
@@ -149,7 +149,7 @@ struct RecordAgg {
   template <typename Table>
   static void ClearTable(Table* table) {
     if (table->empty()) return;
-    if (table->bucket_count() > 1024) {
+    if (table->capacity() > 1024) {
       *table = Table();
     } else {
       table->clear();
