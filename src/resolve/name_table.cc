@@ -9,22 +9,21 @@ constexpr uint32_t kDenseUpstreamLimit = 1u << 24;
 }  // namespace
 
 Name NameTable::Intern(std::string_view text) {
-  auto it = ids_.find(text);
-  if (it != ids_.end()) return Name{it->second, texts_[it->second]};
+  if (const uint32_t* id = ids_.find(text)) return Name{*id, texts_[*id]};
   return Add(storage_.emplace_back(text));
 }
 
 Name NameTable::Add(std::string_view stored) {
   uint32_t id = static_cast<uint32_t>(texts_.size());
   texts_.push_back(stored);
-  ids_.emplace(stored, id);
+  ids_[stored] = id;
   return Name{id, stored};
 }
 
 uint32_t NameTable::InternUpstream(std::string_view text) {
   // The upstream reader keeps its names for its whole life (see Map): no copy.
-  auto it = ids_.find(text);
-  return it != ids_.end() ? it->second : Add(text).id;
+  const uint32_t* id = ids_.find(text);
+  return id ? *id : Add(text).id;
 }
 
 Name NameTable::Map(Name upstream) {
@@ -35,9 +34,9 @@ Name NameTable::Map(Name upstream) {
     if (ours == 0) ours = InternUpstream(upstream.text);
     return Name{ours, texts_[ours]};
   }
-  auto [it, inserted] = upstream_sparse_.emplace(upstream.id, 0);
-  if (inserted) it->second = InternUpstream(upstream.text);
-  return Name{it->second, texts_[it->second]};
+  auto [ours, inserted] = upstream_sparse_.try_emplace(upstream.id);
+  if (inserted) *ours = InternUpstream(upstream.text);
+  return Name{*ours, texts_[*ours]};
 }
 
 }  // namespace cg_inject

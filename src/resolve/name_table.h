@@ -6,10 +6,10 @@
 #include <deque>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "cg_inject/profile.h"
+#include "util/flat_hash_map.h"
 
 namespace cg_inject {
 
@@ -34,9 +34,9 @@ class NameTable {
   // deque: pushing never moves existing strings, so views into them stay valid.
   std::deque<std::string> storage_;
   std::vector<std::string_view> texts_{std::string_view()};
-  std::unordered_map<std::string_view, uint32_t> ids_;
+  FlatHashMap<std::string_view, uint32_t> ids_;
   std::vector<uint32_t> upstream_;  // upstream id -> our id (0 = not seen yet)
-  std::unordered_map<uint32_t, uint32_t> upstream_sparse_;  // for very large upstream ids
+  FlatHashMap<uint32_t, uint32_t> upstream_sparse_;  // for very large upstream ids
 };
 
 }  // namespace cg_inject
