@@ -190,6 +190,7 @@ class Injector : public ProfileSink {
   void OnCall(const CallRecord& call) override;
   void OnJump(const JumpRecord& jump) override;
   void OnPartEnd() override;
+  void OnAbort() override;
 
   /// Statistics so far (complete after the last OnPartEnd).
   InjectStats stats() const;

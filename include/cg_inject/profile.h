@@ -130,6 +130,9 @@ class ProfileSink {
   virtual void OnCall(const CallRecord& call) = 0;
   virtual void OnJump(const JumpRecord& jump) = 0;
   virtual void OnPartEnd() = 0;
+  /// The producer failed and its storage (names included) goes away when this returns: a sink
+  /// that still uses views of it (BackgroundSink) stops first. Stages forward it downstream.
+  virtual void OnAbort() {}
 };
 
 }  // namespace cg_inject

@@ -957,7 +957,12 @@ void Reader::StartNewPart(std::string_view got) {
 
 void ReadCallgrind(ByteSource& in, ProfileSink& sink, const CallgrindReaderOptions& options) {
   Reader reader(in, sink, options);
-  reader.Run();
+  try {
+    reader.Run();
+  } catch (...) {
+    sink.OnAbort();  // while the reader's names still exist
+    throw;
+  }
 }
 
 }  // namespace cg_inject

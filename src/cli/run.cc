@@ -16,11 +16,13 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "callgrind/background_sink.h"
 #include "callgrind/callgrind_reader.h"
 #include "callgrind/callgrind_writer.h"
 #include "callgrind/profile_summary.h"
@@ -299,7 +301,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
                   size_t i, size_t count, std::unique_ptr<ByteSource> source, bool progress,
                   const SymbolIndex& index, bool no_sources, ObjectExtents* extents,
                   InjectOptions inject_options, const std::vector<MoarCodeStats>& moar_code,
-                  Diagnostics* diagnostics, InputResult* result) {
+                  bool background_writer, Diagnostics* diagnostics, InputResult* result) {
   std::string* said = &result->messages;
   if (progress) source = std::make_unique<ProgressSource>(std::move(source), env.err);
   // Looked for before this run creates its own temporary there.
@@ -316,6 +318,9 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   ProfileSummary callgraph;
   TeeSink tee(&writer, &callgraph);
   ProfileSink* tail = options.callgraph_path.empty() ? static_cast<ProfileSink*>(&writer) : &tee;
+  // With a core to spare, formatting and writing run beside reading and rewriting.
+  std::optional<BackgroundSink> background;
+  if (background_writer) tail = &background.emplace(tail);
 
   // ELF images of the JIT code: their names go into ob=, the files are written with the output.
   JitImagePlan images = PlanImagesForOutput(options, p.output, index);
@@ -328,6 +333,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   reader_options.diagnostics = diagnostics;  // tolerates ids old Callgrinds never defined
   reader_options.force = options.force;      // a cut-off profile is written, with a warning
   ReadCallgrind(*source, injector ? static_cast<ProfileSink&>(*injector) : *tail, reader_options);
+  if (background) background->Finish();
   source.reset();  // ends the progress line before anything else is printed
   writer.Flush();
 
@@ -441,6 +447,8 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* 
   for (const PlannedOutput& p : plan)
     shared_output |= p.output == "-" || !distinct_outputs.insert(p.output).second;
   size_t threads = progress || shared_output ? 1 : std::min<size_t>(plan.size(), cores);
+  // Each input's writer gets a thread of its own when the inputs leave a core unused.
+  bool background_writer = threads * 2 <= cores;
   std::vector<InputResult> results(plan.size());
   std::vector<Diagnostics> input_diagnostics(threads > 1 ? plan.size() : 0);
   auto process = [&](size_t i) {
@@ -448,7 +456,8 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* 
     Diagnostics* diag = threads > 1 ? &input_diagnostics[i] : &diagnostics;
     try {
       ProcessInput(options, env, plan[i], i, plan.size(), std::move(inputs[i].source), progress,
-                   index, loaded.empty(), &extents, inject_options, moar_code, diag, &result);
+                   index, loaded.empty(), &extents, inject_options, moar_code, background_writer,
+                   diag, &result);
     } catch (...) {
       result.error = std::current_exception();
     }

@@ -25,6 +25,7 @@ class TeeSink : public ProfileSink {
   void OnCall(const CallRecord& call) override { a_->OnCall(call), b_->OnCall(call); }
   void OnJump(const JumpRecord& jump) override { a_->OnJump(jump), b_->OnJump(jump); }
   void OnPartEnd() override { a_->OnPartEnd(), b_->OnPartEnd(); }
+  void OnAbort() override { a_->OnAbort(), b_->OnAbort(); }
 
  private:
   ProfileSink* a_;

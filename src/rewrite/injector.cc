@@ -25,6 +25,7 @@ void Injector::OnCost(const CostRecord& cost) { impl_->OnCost(cost); }
 void Injector::OnCall(const CallRecord& call) { impl_->OnCall(call); }
 void Injector::OnJump(const JumpRecord& jump) { impl_->OnJump(jump); }
 void Injector::OnPartEnd() { impl_->OnPartEnd(); }
+void Injector::OnAbort() { impl_->OnAbort(); }
 InjectStats Injector::stats() const { return impl_->stats(); }
 
 Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,

@@ -100,6 +100,7 @@ class Injector::Impl {
   void OnCall(const CallRecord& call);
   void OnJump(const JumpRecord& jump);
   void OnPartEnd();
+  void OnAbort() { downstream_->OnAbort(); }
   InjectStats stats() const;
 
  private:

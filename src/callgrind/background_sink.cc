@@ -1,0 +1,327 @@
+#include "callgrind/background_sink.h"
+
+#include <cstring>
+#include <type_traits>
+
+namespace cg_inject {
+namespace {
+
+// A batch is handed over once it holds this much; a few in flight keep both threads busy
+// without holding more than a few megabytes.
+constexpr size_t kBatchBytes = size_t{1} << 20;
+constexpr size_t kMaxQueued = 4;
+
+enum class Tag : uint8_t {
+  kPartBegin,
+  kHeader,
+  kRawHeader,
+  kLayout,
+  kFunction,
+  kCost,
+  kCall,
+  kJump,
+  kPartEnd,
+};
+
+// Names travel as they are (id and view): their text outlives the batch (see the header).
+static_assert(std::is_trivially_copyable_v<Name> && std::is_trivially_copyable_v<Position> &&
+              std::is_trivially_copyable_v<PositionLayout>);
+
+/// Reads a batch back in the order BackgroundSink wrote it.
+class BatchReader {
+ public:
+  explicit BatchReader(const std::string& batch) : at_(batch.data()), end_(at_ + batch.size()) {}
+  bool done() const { return at_ == end_; }
+  template <typename T>
+  T Get() {
+    T value;
+    std::memcpy(&value, at_, sizeof value);
+    at_ += sizeof value;
+    return value;
+  }
+  std::string_view GetText() {
+    auto size = Get<uint32_t>();
+    std::string_view text(at_, size);
+    at_ += size;
+    return text;
+  }
+  /// Costs are copied out: the batch keeps them unaligned.
+  std::span<const uint64_t> GetCosts(std::vector<uint64_t>* scratch) {
+    auto count = Get<uint32_t>();
+    scratch->resize(count);
+    std::memcpy(scratch->data(), at_, count * sizeof(uint64_t));
+    at_ += count * sizeof(uint64_t);
+    return *scratch;
+  }
+
+ private:
+  const char* at_;
+  const char* end_;
+};
+
+}  // namespace
+
+BackgroundSink::BackgroundSink(ProfileSink* downstream) : downstream_(downstream) {
+  batch_.reserve(kBatchBytes + 4096);
+  thread_ = std::thread([this] { Run(); });
+}
+
+BackgroundSink::~BackgroundSink() { Stop(); }
+
+void BackgroundSink::Put(const void* bytes, size_t size) {
+  batch_.append(static_cast<const char*>(bytes), size);
+}
+
+void BackgroundSink::PutText(std::string_view text) {
+  PutValue(uint32_t(text.size()));
+  Put(text.data(), text.size());
+}
+
+void BackgroundSink::OnPartBegin(int part_index) {
+  PutValue(Tag::kPartBegin);
+  PutValue(part_index);
+  Hand(false);
+}
+
+void BackgroundSink::OnHeader(std::string_view key, std::string_view value) {
+  PutValue(Tag::kHeader);
+  PutText(key);
+  PutText(value);
+  Hand(false);
+}
+
+void BackgroundSink::OnRawHeader(std::string_view key, std::string_view value,
+                                 std::string_view raw) {
+  PutValue(Tag::kRawHeader);
+  PutText(key);
+  PutText(value);
+  PutText(raw);
+  Hand(false);
+}
+
+void BackgroundSink::OnLayout(const PartLayout& layout) {
+  PutValue(Tag::kLayout);
+  PutValue(layout.positions);
+  PutValue(uint32_t(layout.events.size()));
+  for (std::string_view event : layout.events) PutText(event);
+  Hand(false);
+}
+
+void BackgroundSink::OnFunction(const FunctionContext& function) {
+  PutValue(Tag::kFunction);
+  PutValue(function.object);
+  PutValue(function.file);
+  PutValue(function.function);
+  PutText(function.raw);
+  Hand(false);
+}
+
+void BackgroundSink::OnCost(const CostRecord& cost) {
+  PutValue(Tag::kCost);
+  PutValue(cost.position);
+  PutValue(cost.source_file);
+  PutValue(uint32_t(cost.costs.size()));
+  Put(cost.costs.data(), cost.costs.size_bytes());
+  PutText(cost.raw);
+  PutValue(cost.raw_base);
+  Hand(false);
+}
+
+void BackgroundSink::OnCall(const CallRecord& call) {
+  PutValue(Tag::kCall);
+  PutValue(call.count);
+  PutValue(call.target);
+  PutValue(call.source);
+  PutValue(call.source_file);
+  PutValue(call.target_object);
+  PutValue(call.target_file);
+  PutValue(call.target_function);
+  PutValue(uint32_t(call.inclusive.size()));
+  Put(call.inclusive.data(), call.inclusive.size_bytes());
+  PutText(call.raw);
+  PutValue(call.raw_base);
+  Hand(false);
+}
+
+void BackgroundSink::OnJump(const JumpRecord& jump) {
+  PutValue(Tag::kJump);
+  PutValue(jump.conditional);
+  PutValue(jump.followed);
+  PutValue(jump.executed);
+  PutValue(jump.target);
+  PutValue(jump.source);
+  PutValue(jump.source_file);
+  PutValue(jump.target_file);
+  PutValue(jump.target_function);
+  PutText(jump.raw);
+  PutValue(jump.raw_base);
+  Hand(false);
+}
+
+void BackgroundSink::OnPartEnd() {
+  PutValue(Tag::kPartEnd);
+  WaitIdle();
+}
+
+void BackgroundSink::OnAbort() { Stop(); }
+
+void BackgroundSink::Finish() {
+  WaitIdle();
+  Stop();
+}
+
+void BackgroundSink::Hand(bool force) {
+  if (batch_.size() < kBatchBytes && !(force && !batch_.empty())) return;
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return full_.size() < kMaxQueued || error_ || stop_; });
+  if (error_) std::rethrow_exception(error_);
+  if (stop_) {  // abandoned: nothing more is written
+    batch_.clear();
+    return;
+  }
+  full_.push_back(std::move(batch_));
+  if (free_.empty()) {
+    batch_ = std::string();
+    batch_.reserve(kBatchBytes + 4096);
+  } else {
+    batch_ = std::move(free_.back());
+    free_.pop_back();
+    batch_.clear();
+  }
+  changed_.notify_all();
+}
+
+void BackgroundSink::WaitIdle() {
+  Hand(true);
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return (full_.empty() && !busy_) || error_ || stop_; });
+  if (error_) std::rethrow_exception(error_);
+}
+
+void BackgroundSink::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+    abandoned_ = true;
+    full_.clear();
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void BackgroundSink::Run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return !full_.empty() || stop_; });
+    if (stop_) return;
+    std::string batch = std::move(full_.front());
+    full_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    std::exception_ptr error;
+    try {
+      Replay(batch);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    busy_ = false;
+    free_.push_back(std::move(batch));
+    if (error) {
+      error_ = error;
+      full_.clear();
+      changed_.notify_all();
+      return;
+    }
+    changed_.notify_all();
+  }
+}
+
+void BackgroundSink::Replay(const std::string& batch) {
+  BatchReader in(batch);
+  std::vector<uint64_t> costs;
+  while (!in.done()) {
+    switch (in.Get<Tag>()) {
+      case Tag::kPartBegin:
+        downstream_->OnPartBegin(in.Get<int>());
+        break;
+      case Tag::kHeader: {
+        std::string_view key = in.GetText();
+        downstream_->OnHeader(key, in.GetText());
+        break;
+      }
+      case Tag::kRawHeader: {
+        std::string_view key = in.GetText();
+        std::string_view value = in.GetText();
+        downstream_->OnRawHeader(key, value, in.GetText());
+        break;
+      }
+      case Tag::kLayout: {
+        PartLayout layout;
+        layout.positions = in.Get<PositionLayout>();
+        event_texts_.resize(in.Get<uint32_t>());
+        for (std::string& text : event_texts_) text = in.GetText();
+        events_.assign(event_texts_.begin(), event_texts_.end());
+        layout.events = events_;
+        downstream_->OnLayout(layout);
+        break;
+      }
+      case Tag::kFunction: {
+        FunctionContext function;
+        function.object = in.Get<Name>();
+        function.file = in.Get<Name>();
+        function.function = in.Get<Name>();
+        function.raw = in.GetText();
+        downstream_->OnFunction(function);
+        break;
+      }
+      case Tag::kCost: {
+        CostRecord cost;
+        cost.position = in.Get<Position>();
+        cost.source_file = in.Get<Name>();
+        cost.costs = in.GetCosts(&costs);
+        cost.raw = in.GetText();
+        cost.raw_base = in.Get<Position>();
+        downstream_->OnCost(cost);
+        break;
+      }
+      case Tag::kCall: {
+        CallRecord call;
+        call.count = in.Get<uint64_t>();
+        call.target = in.Get<Position>();
+        call.source = in.Get<Position>();
+        call.source_file = in.Get<Name>();
+        call.target_object = in.Get<Name>();
+        call.target_file = in.Get<Name>();
+        call.target_function = in.Get<Name>();
+        call.inclusive = in.GetCosts(&costs);
+        call.raw = in.GetText();
+        call.raw_base = in.Get<Position>();
+        downstream_->OnCall(call);
+        break;
+      }
+      case Tag::kJump: {
+        JumpRecord jump;
+        jump.conditional = in.Get<bool>();
+        jump.followed = in.Get<uint64_t>();
+        jump.executed = in.Get<uint64_t>();
+        jump.target = in.Get<Position>();
+        jump.source = in.Get<Position>();
+        jump.source_file = in.Get<Name>();
+        jump.target_file = in.Get<Name>();
+        jump.target_function = in.Get<Name>();
+        jump.raw = in.GetText();
+        jump.raw_base = in.Get<Position>();
+        downstream_->OnJump(jump);
+        break;
+      }
+      case Tag::kPartEnd:
+        downstream_->OnPartEnd();
+        break;
+    }
+    // OnAbort: the producer's names are about to go away.
+    if (abandoned_.load(std::memory_order_relaxed)) return;
+  }
+}
+
+}  // namespace cg_inject

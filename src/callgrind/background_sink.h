@@ -1,0 +1,84 @@
+// Runs a ProfileSink (the writer) on a thread of its own, so that formatting and writing the
+// output overlaps reading and rewriting the input on a second core.
+//
+// Records are copied into batches that the thread replays in order: positions, costs and input
+// text are copied (the producer reuses their storage after each callback), names are not (a
+// Name's text lives as long as its reader, see profile.h). So that no name outlives its reader,
+// every part ends with the thread caught up (OnPartEnd waits), and a producer that fails calls
+// OnAbort, which stops the thread, before its reader goes away.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cg_inject/profile.h"
+
+namespace cg_inject {
+
+class BackgroundSink : public ProfileSink {
+ public:
+  /// Starts the thread that replays into `downstream`.
+  explicit BackgroundSink(ProfileSink* downstream);
+  /// Stops the thread; what it has not replayed yet is dropped.
+  ~BackgroundSink() override;
+  BackgroundSink(const BackgroundSink&) = delete;
+  BackgroundSink& operator=(const BackgroundSink&) = delete;
+
+  void OnPartBegin(int part_index) override;
+  void OnHeader(std::string_view key, std::string_view value) override;
+  void OnRawHeader(std::string_view key, std::string_view value, std::string_view raw) override;
+  void OnLayout(const PartLayout& layout) override;
+  void OnFunction(const FunctionContext& function) override;
+  void OnCost(const CostRecord& cost) override;
+  void OnCall(const CallRecord& call) override;
+  void OnJump(const JumpRecord& jump) override;
+  /// Forwards the part's end and waits until the thread has replayed everything; rethrows the
+  /// downstream's error, if it had one.
+  void OnPartEnd() override;
+  /// Stops the thread without replaying what is queued (the output is abandoned).
+  void OnAbort() override;
+
+  /// Waits until every record is replayed and stops the thread; rethrows the downstream's error.
+  void Finish();
+
+ private:
+  void Put(const void* bytes, size_t size);
+  template <typename T>
+  void PutValue(const T& value) {
+    Put(&value, sizeof value);
+  }
+  void PutText(std::string_view text);
+  /// Hands the current batch to the thread when it is full (or `force`); rethrows its error.
+  void Hand(bool force);
+  /// Hands the current batch and waits until the thread is idle; rethrows its error.
+  void WaitIdle();
+  void Stop();
+  void Run();
+  void Replay(const std::string& batch);
+
+  ProfileSink* downstream_;
+  std::string batch_;  // being filled by the producer
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::string> full_;   // handed to the thread, in order
+  std::vector<std::string> free_;  // replayed batches, kept for reuse
+  bool busy_ = false;              // the thread is replaying a batch
+  bool stop_ = false;
+  std::atomic<bool> abandoned_{false};  // stop_, read by the thread between records
+  std::exception_ptr error_;            // the downstream's, thrown on the thread
+  std::thread thread_;
+
+  // Owned by the thread: the event names of the current part's layout (the downstream may keep
+  // views of them for the part).
+  std::vector<std::string> event_texts_;
+  std::vector<std::string_view> events_;
+};
+
+}  // namespace cg_inject

@@ -1,0 +1,172 @@
+#include "callgrind/background_sink.h"
+
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "callgrind/callgrind_reader.h"
+#include "callgrind/callgrind_writer.h"
+#include "cg_inject/error.h"
+#include "cg_inject/io.h"
+
+namespace cg_inject {
+namespace {
+
+// Every record kind, two parts, compressed names, relative positions, a jump and a header after
+// the body: what the writer makes of it must not depend on the thread it runs on.
+constexpr std::string_view kProfile =
+    "# callgrind format\n"
+    "version: 1\n"
+    "creator: callgrind-3.19.0\n"
+    "positions: instr line\n"
+    "events: Ir Dr\n"
+    "summary: 35 3\n"
+    "\n"
+    "ob=(1) /usr/bin/app\n"
+    "fl=(1) app.c\n"
+    "fn=(1) main\n"
+    "0x1000 3 4 1\n"
+    "+2 * 2\n"
+    "jump=3 0x1010 5\n"
+    "+4 6\n"
+    "cfn=(2) helper\n"
+    "calls=2 0x2000 20\n"
+    "* * 10 2\n"
+    "fn=(2)\n"
+    "0x2000 20 10 1\n"
+    "totals: 16 2\n"
+    "part: 2\n"
+    "positions: instr line\n"
+    "events: Ir Dr\n"
+    "\n"
+    "ob=(1) /usr/bin/app\n"
+    "fl=(1) app.c\n"
+    "fn=(1) main\n"
+    "0x1000 3 19 1\n"
+    "totals: 19 1\n";
+
+std::string WriteDirect(std::string_view text) {
+  auto in = OpenMemoryInput(text, "in.cg");
+  StringSink out;
+  CallgrindWriter writer(&out, {});
+  ReadCallgrind(*in, writer);
+  writer.Flush();
+  return out.data();
+}
+
+std::string WriteInBackground(std::string_view text) {
+  auto in = OpenMemoryInput(text, "in.cg");
+  StringSink out;
+  CallgrindWriter writer(&out, {});
+  BackgroundSink background(&writer);
+  ReadCallgrind(*in, background);
+  background.Finish();
+  writer.Flush();
+  return out.data();
+}
+
+TEST(BackgroundSinkTest, WritesWhatTheWriterWritesDirectly) {
+  std::string direct = WriteDirect(kProfile);
+  EXPECT_NE(direct.find("jump=3"), std::string::npos);
+  EXPECT_EQ(WriteInBackground(kProfile), direct);
+}
+
+// Enough records for many batches: order and content survive the hand-overs.
+TEST(BackgroundSinkTest, ManyBatchesKeepTheirOrder) {
+  std::string text =
+      "# callgrind format\nversion: 1\ncreator: test\npositions: line\nevents: Ir\n\n"
+      "ob=/usr/bin/app\nfl=app.c\n";
+  for (int f = 0; f < 20000; ++f) {
+    text += "fn=function_" + std::to_string(f) + "\n";
+    for (int line = 1; line <= 5; ++line)
+      text += std::to_string(line * 7 + f % 13) + " " + std::to_string(f * 5 + line) + "\n";
+    text += "cfn=function_" + std::to_string((f + 1) % 20000) + "\ncalls=1 3\n9 " +
+            std::to_string(f + 1) + "\n";
+  }
+  std::string direct = WriteDirect(text);
+  // A record takes more room in a batch than as text: more than one 1 MiB batch.
+  ASSERT_GT(direct.size(), size_t{1} << 20);
+  EXPECT_EQ(WriteInBackground(text), direct);
+}
+
+/// What a writer throws when its disk is full (a type of its own: the test checks the producer
+/// gets this very exception).
+struct DiskFull : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Fails at the n-th record it receives.
+class FailingSink : public ProfileSink {
+ public:
+  explicit FailingSink(int fail_at) : fail_at_(fail_at) {}
+  void OnPartBegin(int) override {}
+  void OnHeader(std::string_view, std::string_view) override {}
+  void OnLayout(const PartLayout&) override {}
+  void OnFunction(const FunctionContext&) override { Count(); }
+  void OnCost(const CostRecord&) override { Count(); }
+  void OnCall(const CallRecord&) override { Count(); }
+  void OnJump(const JumpRecord&) override { Count(); }
+  void OnPartEnd() override {}
+  int seen() const { return seen_; }
+
+ private:
+  void Count() {
+    if (++seen_ == fail_at_) throw DiskFull("out.cg: cannot write: No space left on device");
+  }
+  int fail_at_;
+  int seen_ = 0;
+};
+
+// The writer's error reaches the producer as itself, and the producer stops reading.
+TEST(BackgroundSinkTest, DownstreamErrorIsThrownToTheProducer) {
+  FailingSink failing(3);
+  BackgroundSink background(&failing);
+  auto in = OpenMemoryInput(kProfile, "in.cg");
+  try {
+    ReadCallgrind(*in, background);
+    background.Finish();
+    FAIL() << "no error";
+  } catch (const DiskFull& e) {
+    EXPECT_STREQ(e.what(), "out.cg: cannot write: No space left on device");
+  }
+  EXPECT_EQ(failing.seen(), 3);
+}
+
+/// Throws from inside the reader's callbacks, as the injector does on a bad input.
+class ThrowingStage : public ProfileSink {
+ public:
+  explicit ThrowingStage(ProfileSink* next) : next_(next) {}
+  void OnPartBegin(int i) override { next_->OnPartBegin(i); }
+  void OnHeader(std::string_view k, std::string_view v) override { next_->OnHeader(k, v); }
+  void OnLayout(const PartLayout& l) override { next_->OnLayout(l); }
+  void OnFunction(const FunctionContext& f) override { next_->OnFunction(f); }
+  void OnCost(const CostRecord& c) override { next_->OnCost(c); }
+  void OnCall(const CallRecord&) override { throw InputError("in.cg:15: expected no calls"); }
+  void OnJump(const JumpRecord& j) override { next_->OnJump(j); }
+  void OnPartEnd() override { next_->OnPartEnd(); }
+  void OnAbort() override {
+    aborted_ = true;
+    next_->OnAbort();
+  }
+  bool aborted() const { return aborted_; }
+
+ private:
+  ProfileSink* next_;
+  bool aborted_ = false;
+};
+
+// A failing producer stops the thread through OnAbort before its reader's names go away (under
+// ASan, a replay after that would be a use after free), and its error is the one reported.
+TEST(BackgroundSinkTest, ProducerErrorAbortsTheThread) {
+  StringSink out;
+  CallgrindWriter writer(&out, {});
+  BackgroundSink background(&writer);
+  ThrowingStage stage(&background);
+  auto in = OpenMemoryInput(kProfile, "in.cg");
+  EXPECT_THROW(ReadCallgrind(*in, stage), InputError);
+  EXPECT_TRUE(stage.aborted());
+}
+
+}  // namespace
+}  // namespace cg_inject
