@@ -7,8 +7,8 @@ namespace cg_inject {
 namespace {
 
 // A batch is handed over once it holds this much; a few in flight keep both threads busy
-// without holding more than a few megabytes.
-constexpr size_t kBatchBytes = size_t{1} << 20;
+// and hold about a megabyte.
+constexpr size_t kBatchBytes = size_t{256} << 10;
 constexpr size_t kMaxQueued = 4;
 
 enum class Tag : uint8_t {

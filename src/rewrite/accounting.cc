@@ -26,7 +26,8 @@ void CostAccounting::Reset(size_t events) {
   totals_.assign(events, 0);
   index_.clear();
   functions_.clear();
-  sums_.clear();
+  sum_chunks_.clear();
+  chunk_used_ = 0;
   current_ = nullptr;
 }
 
@@ -35,9 +36,17 @@ CostAccounting::Entry& CostAccounting::Touch(const FunctionKey& key) {
   if (!inserted) return functions_[*index].entry;
   *index = uint32_t(functions_.size());
   FunctionEntry& f = functions_.emplace_back(FunctionEntry{key, Entry{}});
-  f.entry.sums = sums_.size();
-  sums_.resize(sums_.size() + 2 * events_, 0);
+  f.entry.sums = NewSums();
   return f.entry;
+}
+
+uint64_t* CostAccounting::NewSums() {
+  constexpr size_t kChunkFunctions = 4096;
+  if (sum_chunks_.empty() || chunk_used_ == kChunkFunctions) {
+    sum_chunks_.push_back(std::make_unique<uint64_t[]>(kChunkFunctions * 2 * events_));  // zeroed
+    chunk_used_ = 0;
+  }
+  return sum_chunks_.back().get() + 2 * events_ * chunk_used_++;
 }
 
 void CostAccounting::Function(const FunctionKey& key) {
@@ -48,7 +57,7 @@ void CostAccounting::Function(const FunctionKey& key) {
 void CostAccounting::Cost(std::span<const uint64_t> costs, bool in_totals) {
   if (!current_) return;
   size_t n = std::min(costs.size(), events_);
-  uint64_t* self = sums_.data() + current_->sums;
+  uint64_t* self = current_->sums;
   for (size_t i = 0; i < n; ++i) {
     Add(&self[i], costs[i]);
     if (in_totals) Add(&totals_[i], costs[i]);
@@ -62,7 +71,7 @@ CostAccounting::Entry& CostAccounting::Call(const FunctionKey& target,
   if (!current_) return callee;
   Entry* caller = current_;
   size_t n = std::min(inclusive.size(), events_);
-  uint64_t* calls = sums_.data() + caller->sums + events_;
+  uint64_t* calls = caller->sums + events_;
   for (size_t i = 0; i < n; ++i) Add(&calls[i], inclusive[i]);
   return callee;
 }
@@ -70,7 +79,7 @@ CostAccounting::Entry& CostAccounting::Call(const FunctionKey& target,
 void CostAccounting::CallCost(std::span<const uint64_t> inclusive) {
   if (!current_) return;
   size_t n = std::min(inclusive.size(), events_);
-  uint64_t* calls = sums_.data() + current_->sums + events_;
+  uint64_t* calls = current_->sums + events_;
   for (size_t i = 0; i < n; ++i) Add(&calls[i], inclusive[i]);
 }
 
@@ -90,7 +99,7 @@ std::vector<uint64_t> CostAccounting::Inclusive(const FunctionKey& key) const {
   std::vector<uint64_t> sum(events_, 0);
   const Entry* entry = Find(key);
   if (!entry) return sum;
-  const uint64_t* sums = sums_.data() + entry->sums;
+  const uint64_t* sums = entry->sums;
   for (size_t i = 0; i < events_; ++i) {
     sum[i] = sums[i];
     Add(&sum[i], sums[events_ + i]);

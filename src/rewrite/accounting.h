@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,9 +38,9 @@ class CostAccounting {
  public:
   /// Per function: where its sums are, no allocation of its own (a profile may name millions).
   struct Entry {
-    size_t sums = 0;       // self at [sums, sums + events), calls' inclusive sum right after
-    bool defined = false;  // has an fn= block
-    bool called = false;   // is a call target
+    uint64_t* sums = nullptr;  // self at [sums, sums + events), calls' inclusive sum after
+    bool defined = false;      // has an fn= block
+    bool called = false;       // is a call target
     // For the injector's own bookkeeping of what reached its output.
     bool out_defined = false, pass_called = false, added_called = false;
   };
@@ -82,9 +83,7 @@ class CostAccounting {
   /// self + calls of `key`, or all zero when unknown.
   std::vector<uint64_t> Inclusive(const FunctionKey& key) const;
   /// The self cost of a function of functions().
-  std::span<const uint64_t> Self(const Entry& entry) const {
-    return {sums_.data() + entry.sums, events_};
-  }
+  std::span<const uint64_t> Self(const Entry& entry) const { return {entry.sums, events_}; }
 
  private:
   Entry& Touch(const FunctionKey& key);
@@ -94,7 +93,11 @@ class CostAccounting {
   // current_ and the references Call and At return stay valid, and no entry has a heap node.
   FlatHashMap<FunctionKey, uint32_t, FunctionKeyHash> index_;
   std::deque<FunctionEntry> functions_;
-  std::vector<uint64_t> sums_;  // 2 * events_ values per function
+  // 2 * events_ values per function, in chunks: growing never copies them (a vector's doubling
+  // held both copies at once) and Entry::sums stays valid.
+  uint64_t* NewSums();
+  std::vector<std::unique_ptr<uint64_t[]>> sum_chunks_;
+  size_t chunk_used_ = 0;  // functions in the last chunk
   Entry* current_ = nullptr;
 };
 
