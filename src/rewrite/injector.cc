@@ -348,8 +348,10 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
 }
 
 void Injector::Impl::OnCall(const CallRecord& call) {
-  FunctionKey target{names_.Map(call.target_object).id, names_.Map(call.target_file).id,
-                     names_.Map(call.target_function).id};
+  Name target_object = names_.Map(call.target_object);
+  Name target_file = names_.Map(call.target_file);
+  Name target_function = names_.Map(call.target_function);
+  FunctionKey target{target_object.id, target_file.id, target_function.id};
   NoteObject(target.object);
   CostAccounting::Entry& target_entry = in_acc_.Call(target, call.inclusive);
   Name file = names_.Map(call.source_file);
@@ -358,9 +360,9 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.source = ConvertPlain(call.source);
     out.target = ConvertPlain(call.target);
     out.source_file = file;
-    out.target_object = names_.Map(call.target_object);
-    out.target_file = names_.Map(call.target_file);
-    out.target_function = names_.Map(call.target_function);
+    out.target_object = target_object;
+    out.target_file = target_file;
+    out.target_function = target_function;
     if (add_line_) out.raw = {};  // positions changed: format
     downstream_->OnCall(out);
     target_entry.pass_called = true;
