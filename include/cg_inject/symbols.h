@@ -1,6 +1,6 @@
 // What the symbol sources (perf maps, jitdumps) know about JIT code, in one index that the
-// resolver queries. Every reader pushes CodeVersion records into a SymbolIndex; the resolver never
-// knows which format a version came from except through `source`.
+// resolver queries. Every reader pushes CodeVersionSpec records into a SymbolIndex; the resolver
+// never knows which format a version came from except through `source`.
 #pragma once
 
 #include <cstdint>

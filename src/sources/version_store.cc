@@ -14,17 +14,6 @@ VersionStore::~VersionStore() {
   for (char* chunk : chunks) ::operator delete (chunk, std::align_val_t{kChunkBytes});
 }
 
-uint32_t VersionStore::Intern(std::string_view text) {
-  if (text.empty()) return 0;
-  auto it = string_ids_.find(text);
-  if (it != string_ids_.end()) return it->second;
-  std::string_view copy = arena.Copy(text);
-  const auto id = static_cast<uint32_t>(strings_.size());
-  strings_.push_back(copy);
-  string_ids_.emplace(copy, id);
-  return id;
-}
-
 bool VersionStore::IsAdopted(std::string_view bytes) const {
   if (bytes.empty()) return true;
   std::less<const char*> before;
@@ -41,7 +30,7 @@ std::span<const std::string_view> VersionStore::KeepFiles(std::span<const std::s
   auto* out =
       static_cast<std::string_view*>(arena.Allocate(files.size_bytes(), alignof(std::string_view)));
   for (size_t i = 0; i < files.size(); ++i)
-    new (out + i) std::string_view(strings_[Intern(files[i])]);
+    new (out + i) std::string_view(strings.Text(Intern(files[i])));
   return {out, files.size()};
 }
 
@@ -171,7 +160,7 @@ std::string CodeVersion::raw_name() const {
 
 std::string_view CodeVersion::function_name() const {
   if (flags_ & kFunctionInterned)
-    return StoreOf(*this).strings()[uint32_t{function_offset_} << 16 | function_size_];
+    return StoreOf(*this).strings.Text(uint32_t{function_offset_} << 16 | function_size_);
   return {name_ + function_offset_, function_size_};
 }
 
@@ -182,7 +171,7 @@ std::string_view CodeVersion::display_name() const {
 }
 
 std::string_view CodeVersion::source_file() const {
-  return file_ == 0 ? std::string_view() : StoreOf(*this).strings()[file_];
+  return file_ == 0 ? std::string_view() : StoreOf(*this).strings.Text(file_);
 }
 
 uint32_t CodeVersion::source_line() const {

@@ -15,7 +15,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "cg_inject/symbols.h"
@@ -64,9 +63,8 @@ struct VersionStore {
   /// stored whole: a side record may change the file and line the suffix is rebuilt from).
   VersionSide& SideOf(CodeVersion* v);
 
-  /// Interned strings by id; id 0 is the empty string.
-  uint32_t Intern(std::string_view text);
-  const std::vector<std::string_view>& strings() const { return strings_; }
+  /// Interned file and function names; id 0 is the empty string.
+  uint32_t Intern(std::string_view text) { return strings.Intern(text); }
 
   bool IsAdopted(std::string_view bytes) const;
   std::string_view Keep(std::string_view bytes) {
@@ -79,6 +77,7 @@ struct VersionStore {
 
   std::vector<char*> chunks;  // kChunkBytes each, aligned to kChunkBytes
   Arena arena;
+  StringPool strings{&arena};
   std::vector<VersionSide> sides{VersionSide()};  // by id; 0 is no side record
   struct Adopted {
     std::shared_ptr<const void> owner;
@@ -87,8 +86,6 @@ struct VersionStore {
   std::vector<Adopted> adopted;
 
  private:
-  std::vector<std::string_view> strings_{std::string_view()};  // views into arena
-  std::unordered_map<std::string_view, uint32_t> string_ids_;
   std::string suffix_;  // Append's scratch, reused for every version
 };
 
