@@ -121,7 +121,7 @@ class CodeVersion {
   static constexpr uint32_t kSizeInSide = UINT32_MAX;
   // flags_
   static constexpr uint8_t kHasSide = 1;           // column_or_side_ is a side record id
-  static constexpr uint8_t kFunctionInterned = 2;  // function_ is an interned string id
+  static constexpr uint8_t kFunctionInterned = 2;  // function_offset_/size_ hold a string id
   static constexpr uint8_t kSuffixMask = 12;       // how the raw name continues after name_
   static constexpr uint8_t kSuffixSpace = 4;       //   ` FILE:LINE[:COLUMN]`
   static constexpr uint8_t kSuffixColon = 8;       //   `:FILE[:LINE[:COLUMN]]`
