@@ -75,6 +75,19 @@ TEST(SymbolIndexTest, TopOfAddressSpace) {
   EXPECT_EQ(index.Lookup(UINT64_MAX), nullptr);
 }
 
+TEST(SymbolIndexTest, RangePastTheTopEndsThere) {
+  // A size that would wrap is cut at the top of the address space, whether the lookup node holds
+  // the size or refers to the version for it (4 GB and more).
+  for (uint64_t size : {uint64_t{0x10}, uint64_t{1} << 33}) {
+    SymbolIndex index;
+    index.Add(Version(UINT64_MAX - 1, size, "top"));
+    index.Finish();
+    EXPECT_EQ(index.Lookup(UINT64_MAX - 1)->raw_name(), "top");
+    EXPECT_EQ(index.Lookup(UINT64_MAX), nullptr);
+    EXPECT_TRUE(index.LookupAll(UINT64_MAX).empty());
+  }
+}
+
 TEST(SymbolIndexTest, AgreesWithBruteForce) {
   std::mt19937_64 random(42);
   for (size_t n : {1u, 2u, 3u, 7u, 8u, 9u, 31u, 32u, 33u, 100u, 1000u, 3000u}) {
