@@ -43,7 +43,7 @@ int main() {
   SymbolIndex index;
   uint32_t source = index.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
   for (int i = 0; i < kJitFunctions; ++i) {
-    CodeVersion v;
+    CodeVersionSpec v;
     v.start = kJitBase + uint64_t(i) * kJitStride;
     v.size = 0x180;
     const std::string name = "LazyCompile:*f" + std::to_string(i);

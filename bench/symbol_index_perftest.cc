@@ -122,11 +122,11 @@ int main() {
     }));
 
     // Versions handed over ready-made (the jitdump path minus decoding).
-    std::vector<CodeVersion> versions;
+    std::vector<cg_inject::CodeVersionSpec> versions;
     versions.reserve(kSymbols);
     std::deque<std::string> names;  // what the versions' views point to; a deque never moves them
     for (int i = 0; i < kSymbols; ++i) {
-      CodeVersion v;
+      cg_inject::CodeVersionSpec v;
       v.start = starts[static_cast<size_t>(i)];
       v.size = 16;
       v.raw_name = names.emplace_back("function_" + std::to_string(i));
@@ -134,7 +134,7 @@ int main() {
     }
     SymbolIndex plain;
     add.Add(TimeMs([&] {
-      for (CodeVersion& v : versions) plain.Add(std::move(v));
+      for (const cg_inject::CodeVersionSpec& v : versions) plain.Add(v);
       plain.Finish();
     }));
   }

@@ -24,12 +24,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   index.Finish();
   // The header's e_machine picks the decoder; the default covers a dump that names no machine.
   cg_inject::VersionChooser chooser(index, cg_inject::CodeArch::kX86_64);
-  for (const cg_inject::CodeVersion& v : index.versions()) {
-    if (v.size == 0) continue;
-    uint64_t addrs[] = {v.start, v.start + 1, v.end() - 1};
-    (void)chooser.ChooseForBlock(v.start, addrs, 1);
-    (void)chooser.Choose(v.start + v.size / 2, &v, 2);
-    (void)v.LookupLine(v.start + v.size / 2);
+  for (size_t i = 0; i < index.size(); ++i) {
+    const cg_inject::CodeVersion& v = index.version(i);
+    if (v.size() == 0) continue;
+    uint64_t addrs[] = {v.start(), v.start() + 1, v.end() - 1};
+    (void)chooser.ChooseForBlock(v.start(), addrs, 1);
+    (void)chooser.Choose(v.start() + v.size() / 2, &v, 2);
+    (void)v.LookupLine(v.start() + v.size() / 2);
   }
   return 0;
 }

@@ -22,10 +22,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   index.Finish();
   cg_inject::VersionChooser chooser(index, cg_inject::CodeArch::kX86_64);
-  for (const cg_inject::CodeVersion& v : index.versions()) {
-    uint64_t addrs[] = {v.start, v.start + v.size / 2};
-    (void)chooser.ChooseForBlock(v.start, addrs, 1);
-    (void)chooser.Choose(v.start + v.size / 2, nullptr, 2);
+  for (size_t i = 0; i < index.size(); ++i) {
+    const cg_inject::CodeVersion& v = index.version(i);
+    uint64_t addrs[] = {v.start(), v.start() + v.size() / 2};
+    (void)chooser.ChooseForBlock(v.start(), addrs, 1);
+    (void)chooser.Choose(v.start() + v.size() / 2, nullptr, 2);
     (void)index.LookupAll(v.end() - 1);
   }
   return 0;

@@ -106,7 +106,7 @@ struct InjectOptions {
   CodeArch arch = CodeArch::kX86_64;
   /// How many unresolved JIT-looking addresses InjectStats::top_unresolved keeps.
   int top_unresolved = 10;
-  /// Empty, or one entry per SymbolIndex::versions(): a non-empty entry is the `ob=` of the
+  /// Empty, or one entry per SymbolIndex::version(i): a non-empty entry is the `ob=` of the
   /// functions resolved to that version (the ELF image holding its code, src/elf/jit_image_plan.h)
   /// instead of its source's object name.
   std::vector<std::string> version_objects;

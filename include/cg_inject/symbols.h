@@ -1,6 +1,6 @@
 // What the symbol sources (perf maps, jitdumps) know about JIT code, in one index that the
-// resolver queries. Every reader pushes CodeVersion records into a SymbolIndex; the resolver never
-// knows which format a version came from except through `source`.
+// resolver queries. Every reader pushes CodeVersionSpec records into a SymbolIndex; the resolver
+// never knows which format a version came from except through `source`.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,8 @@
 #include <vector>
 
 namespace cg_inject {
+
+struct VersionStore;
 
 /// One row of a jitdump line table: code at `addr` and up to the next entry comes from
 /// `file_index` (into CodeVersion::files) at `line_no`.
@@ -37,16 +39,14 @@ struct SymbolSourceInfo {
   uint64_t dropped_bytes = 0;
 };
 
-/// One piece of machine code that lived at [start, start + size) for a while: a perf-map line,
-/// or a jitdump CODE_LOAD (a CODE_MOVE adds another version with the same function_id).
+/// What a reader knows about one piece of machine code that lived at [start, start + size) for a
+/// while: a perf-map line, or a jitdump CODE_LOAD (a CODE_MOVE adds another version with the same
+/// function_id). Handed to SymbolIndex::Add, which keeps it as a CodeVersion.
 ///
-/// The text, code and line-table fields are views. A reader or test fills them with views into
-/// anything that lives until SymbolIndex::Add returns; Add copies what they point to into
-/// storage the index owns (names once per version, file names once per index, code bytes not at
-/// all when they lie in bytes the index adopted), so a version in the index stays valid for
-/// the index's lifetime and costs no allocation of its own: a 10-million-line perf map is 10
-/// million of these, and per-entry strings took gigabytes.
-struct CodeVersion {
+/// The text, code and line-table fields are views into anything that lives until Add returns;
+/// Add copies what they point to into storage the index owns (code bytes not at all when they
+/// lie in bytes the index adopted).
+struct CodeVersionSpec {
   uint64_t start = 0;
   uint64_t size = 0;
   std::string_view raw_name;       // as the source wrote it
@@ -60,18 +60,87 @@ struct CodeVersion {
   uint32_t source = 0;            // index into SymbolIndex::sources()
   uint64_t timestamp = 0;         // jitdump record timestamp; 0 for perf maps
   uint64_t code_index = 0;        // jitdump code_index; 0 for perf maps
-  uint64_t load_order = 0;        // position in the index's load order (see SymbolIndex)
   uint32_t function_id = 0;       // the same for every version of one function (moves)
   uint32_t salted_code_tail = 0;  // trailing bytes of `code` that differ from the live code
                                   // (CPython overwrites the last 8 with a marker)
   std::string_view code;          // code bytes when the source has them (jitdump), else empty
   std::span<const std::string_view> files;  // line-table file names, by LineEntry::file_index
   std::span<const LineEntry> lines;         // sorted by addr; empty without a line table
+};
 
-  uint64_t end() const { return start + size; }
-  bool Contains(uint64_t addr) const { return addr >= start && addr - start < size; }
+/// A code version as a SymbolIndex keeps it (the fields of CodeVersionSpec, read through
+/// accessors). 48 bytes, because a 10-million-line perf map is 10 million of these: the name is
+/// stored once, without a ` FILE:LINE` suffix that the interned file and line repeat; the file is
+/// an interned id; what only jitdumps have (code, line table, timestamps) sits in a side record.
+///
+/// A CodeVersion exists only inside its index, which hands out references that stay valid (and
+/// identify the version) for the index's lifetime. It finds the index's tables from its own
+/// address (see sources/version_store.h), so it cannot be copied.
+class CodeVersion {
+ public:
+  CodeVersion(const CodeVersion&) = delete;
+  CodeVersion& operator=(const CodeVersion&) = delete;
+
+  uint64_t start() const { return start_; }
+  uint64_t size() const { return size_ != kSizeInSide ? size_ : SideSize(); }
+  uint64_t end() const { return start() + size(); }
+  bool Contains(uint64_t addr) const { return addr >= start_ && addr - start_ < size(); }
+  /// The name as the source wrote it (rebuilt when it was stored without its location suffix).
+  std::string raw_name() const;
+  std::string_view function_name() const;
+  /// function_name, or the raw name when the source gave no readable one (such names are stored
+  /// whole, so this is a view).
+  std::string_view display_name() const;
+  std::string_view source_file() const;
+  uint32_t source_line() const;
+  uint32_t definition_line() const { return line_; }
+  uint32_t definition_column() const;
+  uint32_t source() const { return source_; }
+  uint32_t function_id() const { return function_id_; }
+  /// Position in the index's load order (see SymbolIndex); SymbolIndex::version(load_order())
+  /// is this version.
+  uint32_t load_order() const;
+  uint64_t timestamp() const;
+  uint64_t code_index() const;
+  uint32_t salted_code_tail() const;
+  std::string_view code() const;
+  std::span<const std::string_view> files() const;
+  std::span<const LineEntry> lines() const;
   /// The line-table row covering `addr`, or null.
   const LineEntry* LookupLine(uint64_t addr) const;
+  /// The name bytes as stored: the raw name, or its head when the location suffix is rebuilt
+  /// (for tests).
+  std::string_view stored_name() const { return {name_, name_size_}; }
+  /// The fields as a spec (for a reader that adds a moved copy). Views into the index, and into
+  /// `*raw_name` for the raw name.
+  CodeVersionSpec Spec(std::string* raw_name) const;
+
+ private:
+  friend class SymbolIndex;
+  friend struct VersionStore;
+  static constexpr uint32_t kSizeInSide = UINT32_MAX;
+  // flags_
+  static constexpr uint8_t kHasSide = 1;           // column_or_side_ is a side record id
+  static constexpr uint8_t kFunctionInterned = 2;  // function_offset_/size_ hold a string id
+  static constexpr uint8_t kSuffixMask = 12;       // how the raw name continues after name_
+  static constexpr uint8_t kSuffixSpace = 4;       //   ` FILE:LINE[:COLUMN]`
+  static constexpr uint8_t kSuffixColon = 8;       //   `:FILE[:LINE[:COLUMN]]`
+
+  CodeVersion() = default;
+  uint64_t SideSize() const;
+
+  uint64_t start_ = 0;
+  const char* name_ = nullptr;  // the raw name, or its head when flags_ has a suffix kind
+  uint32_t name_size_ = 0;
+  uint32_t size_ = 0;  // kSizeInSide: the side record has it
+  uint32_t function_id_ = 0;
+  uint32_t file_ = 0;  // interned id; 0: no file
+  uint32_t line_ = 0;  // definition_line (source_line too, unless the side record differs)
+  uint32_t column_or_side_ = 0;
+  // function_name: name_[offset, offset + size), or interned string (offset << 16 | size).
+  uint16_t function_offset_ = 0, function_size_ = 0;
+  uint16_t source_ = 0;
+  uint8_t flags_ = 0;
 };
 
 /// Address -> the code versions that lived there, in load order. Load order is: jitdump records by
@@ -84,13 +153,12 @@ class SymbolIndex {
   SymbolIndex(const SymbolIndex&) = delete;
   SymbolIndex& operator=(const SymbolIndex&) = delete;
 
-  /// Registers a source file; returns its index for CodeVersion::source.
+  /// Registers a source file; returns its index for CodeVersionSpec::source (at most 65535).
   uint32_t AddSource(SymbolSourceInfo info);
   /// Adds a version; `function_id` 0 asks the index to assign a fresh one. Returns the version's
   /// function_id (so a reader can give later moves of the same function the same id). The
-  /// version's views are copied into the index's storage (see CodeVersion); they need to live
-  /// only until Add returns.
-  uint32_t Add(CodeVersion version);
+  /// spec's views are copied into the index's storage; they need to live only until Add returns.
+  uint32_t Add(const CodeVersionSpec& version);
   /// Keeps `bytes` (a whole jitdump) for the index's lifetime and returns a view of it: code
   /// bytes that Add finds inside it are referenced, not copied. (Names are always copied: they
   /// are read for every version, code bytes only for the few the profile runs, so the rest of
@@ -98,11 +166,6 @@ class SymbolIndex {
   std::string_view AdoptBuffer(std::string bytes);
   /// The same for `bytes` that `owner` keeps alive (a file mapping).
   void AdoptBytes(std::shared_ptr<const void> owner, std::string_view bytes);
-  /// Copies `bytes` into the index's storage (for readers that set a field of a version already
-  /// added, see mutable_version).
-  std::string_view Store(std::string_view bytes);
-  /// Optional: room for `versions` more Adds (a reader that knows its record count).
-  void Reserve(size_t versions);
   /// Sorts and builds the lookup structure. Must be called once, after the last Add and before
   /// any query.
   void Finish();
@@ -114,25 +177,33 @@ class SymbolIndex {
   const std::vector<SymbolSourceInfo>& sources() const { return sources_; }
   /// For readers that learn about their source while reading (a jitdump's e_machine).
   SymbolSourceInfo* mutable_source(uint32_t source) { return &sources_.at(source); }
-  const std::vector<CodeVersion>& versions() const { return versions_; }
-  /// For readers that add code bytes to versions already added (MoarVM's raw code files pair
-  /// with perf-map lines). Requires: no query yet (decoded boundaries are cached on first use).
-  CodeVersion* mutable_version(size_t i) { return &versions_.at(i); }
+  /// The versions in load order: version(i) for i below size().
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const CodeVersion& version(size_t i) const;
+
+  // For readers that complete versions already added. Requires: no query yet (decoded
+  // boundaries are cached on first use).
+  /// Gives version `i` code bytes (MoarVM's raw code files pair with perf-map lines), copied
+  /// unless they lie in adopted bytes.
+  void SetCode(size_t i, std::string_view code);
   /// Gives version `i` a line table, copied into the index's storage (file names interned). For
   /// readers that decide a table only after the version was added (a jitdump's +0x40 quirk is
-  /// judged over the whole dump). Same requirement as mutable_version.
+  /// judged over the whole dump).
   void SetLineTable(size_t i, std::span<const std::string_view> files,
                     std::span<const LineEntry> lines);
+  /// Sets version `i`'s source_file and source_line (the line table's first row).
+  void SetSourceLine(size_t i, std::string_view file, uint32_t line);
   /// Addresses where two versions with different function_ids overlap (code reuse).
   int64_t reused_ranges() const { return reused_ranges_; }
 
  private:
   struct Tree;
-  struct Storage;
+  CodeVersion* mutable_version(size_t i);
   std::vector<SymbolSourceInfo> sources_;
-  std::vector<CodeVersion> versions_;
+  std::unique_ptr<VersionStore> store_;
+  size_t size_ = 0;
   std::unique_ptr<Tree> tree_;
-  std::unique_ptr<Storage> storage_;
   int64_t reused_ranges_ = 0;
   uint32_t next_function_id_ = 1;
 };

@@ -16,8 +16,8 @@ namespace cg_inject {
 namespace {
 
 bool AnyCode(const SymbolIndex& index) {
-  for (const CodeVersion& v : index.versions())
-    if (!v.code.empty()) return true;
+  for (size_t i = 0; i < index.size(); ++i)
+    if (!index.version(i).code().empty()) return true;
   return false;
 }
 

@@ -71,13 +71,14 @@ TEST_P(JitImageCaptureTest, LiefReadsEverySymbolAndItsBytes) {
       if (!s.name().empty()) symbols.emplace(s.value(), std::make_pair(s.name(), s.size()));
     EXPECT_EQ(symbols.size(), image.versions.size());
     for (uint32_t i : image.versions) {
-      const CodeVersion& v = index.versions()[i];
-      auto it = symbols.find(v.start);
-      ASSERT_NE(it, symbols.end()) << v.function_name;
-      EXPECT_EQ(it->second.first, v.function_name.empty() ? v.raw_name : v.function_name);
-      EXPECT_EQ(it->second.second, v.code.size());
-      std::vector<uint8_t> bytes = binary->get_content_from_virtual_address(v.start, v.code.size());
-      EXPECT_EQ(std::string(bytes.begin(), bytes.end()), v.code) << v.function_name;
+      const CodeVersion& v = index.version(i);
+      auto it = symbols.find(v.start());
+      ASSERT_NE(it, symbols.end()) << v.function_name();
+      EXPECT_EQ(it->second.first, v.function_name().empty() ? v.raw_name() : v.function_name());
+      EXPECT_EQ(it->second.second, v.code().size());
+      std::vector<uint8_t> bytes =
+          binary->get_content_from_virtual_address(v.start(), v.code().size());
+      EXPECT_EQ(std::string(bytes.begin(), bytes.end()), v.code()) << v.function_name();
       ++symbols_checked;
     }
   }

@@ -1,4 +1,4 @@
-// Greedy interval colouring per source: versions in load order (CodeVersion::load_order), each into
+// Greedy interval colouring per source: versions in load order (SymbolIndex::version), each into
 // the first image where it overlaps nothing (see jit_image_plan.h). Each image keeps its placed
 // ranges in a map by start; placed ranges never overlap, so the one with the greatest start below a
 // version's end is the only one that can overlap it.
@@ -16,7 +16,7 @@ namespace {
 
 /// The code bytes of `v` that an image holds.
 std::string_view ImageCode(const CodeVersion& v) {
-  return std::string_view(v.code).substr(0, std::min<uint64_t>(v.size, v.code.size()));
+  return std::string_view(v.code()).substr(0, std::min<uint64_t>(v.size(), v.code().size()));
 }
 
 /// A source file's name without directories and a compression suffix: "jit-1234.dump".
@@ -52,8 +52,7 @@ struct ImageState {
 
 JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& naming) {
   JitImagePlan plan;
-  const std::vector<CodeVersion>& versions = index.versions();
-  plan.object_by_version.resize(versions.size());
+  plan.object_by_version.resize(index.size());
 
   std::vector<std::string> stems;  // per source, unique within this plan
   for (uint32_t s = 0; s < index.sources().size(); ++s) {
@@ -69,34 +68,30 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
   // (source, start, name, code) of placed versions -> image, for reloads of identical code.
   std::map<std::tuple<uint32_t, uint64_t, std::string_view, std::string_view>, size_t> placed;
 
-  std::vector<uint32_t> order(versions.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return versions[a].load_order < versions[b].load_order;
-  });
-  for (uint32_t i : order) {
-    const CodeVersion& v = versions[i];
+  // SymbolIndex::version(i) is in load order.
+  for (uint32_t i = 0; i < index.size(); ++i) {
+    const CodeVersion& v = index.version(i);
     std::string_view code = ImageCode(v);
-    if (code.empty() || v.source >= index.sources().size()) continue;
-    const uint16_t machine = MachineOf(index.sources()[v.source]);
+    if (code.empty() || v.source() >= index.sources().size()) continue;
+    const uint16_t machine = MachineOf(index.sources()[v.source()]);
     if (machine == 0) {
       ++plan.versions_skipped;
       continue;
     }
     ++plan.versions_placed;
-    if (v.salted_code_tail > 0) ++plan.salted_versions;
-    auto key = std::make_tuple(v.source, v.start, std::string_view(v.function_name), code);
+    if (v.salted_code_tail() > 0) ++plan.salted_versions;
+    auto key = std::make_tuple(v.source(), v.start(), std::string_view(v.function_name()), code);
     if (auto it = placed.find(key); it != placed.end()) {
       plan.object_by_version[i] = plan.images[it->second].object;
       ++plan.versions_shared;
       continue;
     }
-    const uint64_t end = v.start + code.size();
-    std::vector<size_t>& mine = images_of_source[v.source];
+    const uint64_t end = v.start() + code.size();
+    std::vector<size_t>& mine = images_of_source[v.source()];
     size_t image = SIZE_MAX;
     for (size_t candidate : mine) {
       if (states[candidate].ranges.size() < naming.max_functions &&
-          !states[candidate].Overlaps(v.start, end)) {
+          !states[candidate].Overlaps(v.start(), end)) {
         image = candidate;
         break;
       }
@@ -104,17 +99,17 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
     if (image == SIZE_MAX) {
       image = plan.images.size();
       PlannedJitImage& p = plan.images.emplace_back();
-      std::string name = naming.stem + "." + stems[v.source];
+      std::string name = naming.stem + "." + stems[v.source()];
       if (!mine.empty()) name += "." + std::to_string(mine.size() + 1);
       name += ".elf";
       p.path = naming.dir.empty() ? name : naming.dir + "/" + name;
       p.object = naming.relative ? name : p.path;
-      p.source = v.source;
+      p.source = v.source();
       p.machine = machine;
       mine.push_back(image);
       states.emplace_back();
     }
-    states[image].ranges.emplace(v.start, end);
+    states[image].ranges.emplace(v.start(), end);
     plan.images[image].versions.push_back(i);
     plan.object_by_version[i] = plan.images[image].object;
     placed.emplace(key, image);
@@ -124,15 +119,13 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
 
 JitImageWriteStats WriteJitImages(const JitImagePlan& plan, const SymbolIndex& index) {
   JitImageWriteStats stats;
-  const std::vector<CodeVersion>& versions = index.versions();
   for (const PlannedJitImage& p : plan.images) {
     JitImageSpec spec;
     spec.machine = p.machine;
     for (uint32_t i : p.versions) {
-      const CodeVersion& v = versions[i];
-      std::string_view name = !v.function_name.empty() ? std::string_view(v.function_name)
-                                                       : std::string_view(v.raw_name);
-      spec.functions.push_back({v.start, name, ImageCode(v), v.files, v.lines});
+      const CodeVersion& v = index.version(i);
+      std::string_view name = v.display_name();
+      spec.functions.push_back({v.start(), name, ImageCode(v), v.files(), v.lines()});
     }
     JitImageLayout layout = WriteJitImage(p.path, spec);
     ++stats.images;

@@ -33,12 +33,12 @@ struct PlannedJitImage {
   std::string object;  // what `ob=` says for its functions
   uint32_t source = 0;
   uint16_t machine = 0;            // EM_X86_64 or EM_AARCH64
-  std::vector<uint32_t> versions;  // indices into SymbolIndex::versions(), one symbol each
+  std::vector<uint32_t> versions;  // SymbolIndex::version indices, one symbol each
 };
 
 struct JitImagePlan {
   std::vector<PlannedJitImage> images;
-  /// One entry per SymbolIndex::versions(): its image's `ob=`, or "" (no code bytes, or an
+  /// One entry per SymbolIndex::version(i): its image's `ob=`, or "" (no code bytes, or an
   /// architecture no image is written for). Feeds InjectOptions::version_objects.
   std::vector<std::string> object_by_version;
   int64_t versions_placed = 0;   // versions with an image

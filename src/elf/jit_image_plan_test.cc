@@ -17,9 +17,9 @@ namespace {
 using ::testing::ElementsAre;
 
 // Views into `name` and `code`; SymbolIndex::Add copies them.
-CodeVersion Version(uint64_t start, std::string_view name, std::string_view code,
-                    uint32_t source = 0) {
-  CodeVersion v;
+CodeVersionSpec Version(uint64_t start, std::string_view name, std::string_view code,
+                        uint32_t source = 0) {
+  CodeVersionSpec v;
   v.start = start;
   v.size = code.size();
   v.raw_name = name;
@@ -47,7 +47,7 @@ class JitImagePlanTest : public ::testing::Test {
 
 TEST_F(JitImagePlanTest, ReusedAddressGoesToASecondImageAndAMoveStaysInTheFirst) {
   uint32_t moved = index_.Add(Version(0x1000, "moved", "\x90\xc3"));
-  CodeVersion at_new = Version(0x2000, "moved", "\x90\xc3");
+  CodeVersionSpec at_new = Version(0x2000, "moved", "\x90\xc3");
   index_.Add(at_new);
   index_.Add(Version(0x3000, "reuse_v1", "\x90\x90\xc3"));
   index_.Add(Version(0x3001, "reuse_v2", "\xc3"));
@@ -89,7 +89,7 @@ TEST_F(JitImagePlanTest, VersionsWithoutCodeOrOfAnotherArchitectureGetNoImage) {
   uint32_t arm_source = index_.AddSource(arm32);
   index_.Add(Version(0x1000, "from_map", "", map_source));
   index_.Add(Version(0x2000, "arm", "\x01\x10\xa0\xe1", arm_source));
-  CodeVersion salted = Version(0x3000, "salted", "\x90\x90\xc3");
+  CodeVersionSpec salted = Version(0x3000, "salted", "\x90\x90\xc3");
   salted.salted_code_tail = 1;
   index_.Add(salted);
   JitImagePlan plan = Plan();

@@ -17,8 +17,8 @@ VersionChooser::VersionChooser(const SymbolIndex& index, CodeArch arch)
 VersionChooser::~VersionChooser() = default;
 
 CodeArch VersionChooser::ArchOf(const CodeVersion& version) const {
-  if (version.source < index_.sources().size()) {
-    CodeArch arch = CodeArchOfElfMachine(index_.sources()[version.source].elf_machine);
+  if (version.source() < index_.sources().size()) {
+    CodeArch arch = CodeArchOfElfMachine(index_.sources()[version.source()].elf_machine);
     if (arch != CodeArch::kUnknown) return arch;
   }
   return arch_;
@@ -26,16 +26,16 @@ CodeArch VersionChooser::ArchOf(const CodeVersion& version) const {
 
 const std::vector<uint8_t>& VersionChooser::Boundaries(const CodeVersion& version) {
   auto [it, inserted] = boundaries_.try_emplace(&version);
-  if (inserted) it->second = DecodeInstructionStarts(version.code, ArchOf(version));
+  if (inserted) it->second = DecodeInstructionStarts(version.code(), ArchOf(version));
   return it->second;
 }
 
 bool VersionChooser::FitsBoundary(const CodeVersion& version, uint64_t addr) {
   if (!version.Contains(addr)) return false;
-  if (version.code.empty() || ArchOf(version) == CodeArch::kUnknown) return true;
-  uint64_t offset = addr - version.start;
+  if (version.code().empty() || ArchOf(version) == CodeArch::kUnknown) return true;
+  uint64_t offset = addr - version.start();
   // Past the code bytes, or in a tail the writer salted (CPython), the bytes say nothing.
-  if (offset + version.salted_code_tail >= version.code.size()) return true;
+  if (offset + version.salted_code_tail() >= version.code().size()) return true;
   return Boundaries(version)[offset] != 0;
 }
 
@@ -55,8 +55,8 @@ namespace {
 /// sources given on the command line are added last, so they win.
 void KeepLatestSource(std::vector<const CodeVersion*>* versions) {
   uint32_t latest = 0;
-  for (const CodeVersion* v : *versions) latest = std::max(latest, v->source);
-  std::erase_if(*versions, [latest](const CodeVersion* v) { return v->source != latest; });
+  for (const CodeVersion* v : *versions) latest = std::max(latest, v->source());
+  std::erase_if(*versions, [latest](const CodeVersion* v) { return v->source() != latest; });
 }
 
 const CodeVersion* PickByPart(const std::vector<const CodeVersion*>& fits, int64_t part_number) {

@@ -13,7 +13,7 @@
 
 namespace cg_inject {
 
-struct CodeVersion;
+class CodeVersion;
 class SymbolIndex;
 
 class VersionChooser {

@@ -10,7 +10,7 @@ namespace {
 class VersionChooserTest : public ::testing::Test {
  protected:
   void Add(uint64_t start, uint64_t size, std::string name, std::string code = "") {
-    CodeVersion v;
+    CodeVersionSpec v;
     v.start = start;
     v.size = size;
     v.function_name = std::move(name);
@@ -25,7 +25,7 @@ TEST_F(VersionChooserTest, SingleVersionAndUncovered) {
   index_.Finish();
   VersionChooser c(index_, CodeArch::kX86_64);
   ASSERT_NE(c.Choose(0x1008, nullptr, 1), nullptr);
-  EXPECT_EQ(c.Choose(0x1008, nullptr, 1)->function_name, "f");
+  EXPECT_EQ(c.Choose(0x1008, nullptr, 1)->function_name(), "f");
   EXPECT_EQ(c.Choose(0x1010, nullptr, 1), nullptr);
   EXPECT_EQ(c.reused_addresses(), 0);
 }
@@ -35,15 +35,15 @@ TEST_F(VersionChooserTest, X86BoundariesPickTheVersion) {
   Add(0x1000, 6, "nops", std::string("\x90\x90\x90\x90\x90\xc3", 6));
   index_.Finish();
   VersionChooser c(index_, CodeArch::kX86_64);
-  EXPECT_EQ(c.Choose(0x1002, nullptr, 1)->function_name, "nops");
+  EXPECT_EQ(c.Choose(0x1002, nullptr, 1)->function_name(), "nops");
   // 0x1005 is an instruction start in both: ambiguous, part 1 takes the first loaded.
-  EXPECT_EQ(c.Choose(0x1005, nullptr, 1)->function_name, "mov");
-  EXPECT_EQ(c.Choose(0x1005, nullptr, 2)->function_name, "nops");
-  EXPECT_EQ(c.Choose(0x1005, nullptr, 9)->function_name, "nops");
+  EXPECT_EQ(c.Choose(0x1005, nullptr, 1)->function_name(), "mov");
+  EXPECT_EQ(c.Choose(0x1005, nullptr, 2)->function_name(), "nops");
+  EXPECT_EQ(c.Choose(0x1005, nullptr, 9)->function_name(), "nops");
   EXPECT_EQ(c.ambiguous_choices(), 1);
   EXPECT_EQ(c.reused_addresses(), 2);
   std::vector<uint64_t> addrs = {0x1001, 0x1003};
-  EXPECT_EQ(c.ChooseForBlock(0x1000, addrs, 1)->function_name, "nops");
+  EXPECT_EQ(c.ChooseForBlock(0x1000, addrs, 1)->function_name(), "nops");
 }
 
 TEST_F(VersionChooserTest, PreferredVersionWins) {
@@ -60,8 +60,8 @@ TEST_F(VersionChooserTest, AArch64FixedWidth) {
   Add(0x1002, 8, "b", std::string(8, '\0'));
   index_.Finish();
   VersionChooser c(index_, CodeArch::kAArch64);
-  EXPECT_EQ(c.Choose(0x1004, nullptr, 1)->function_name, "a");
-  EXPECT_EQ(c.Choose(0x1006, nullptr, 1)->function_name, "b");
+  EXPECT_EQ(c.Choose(0x1004, nullptr, 1)->function_name(), "a");
+  EXPECT_EQ(c.Choose(0x1006, nullptr, 1)->function_name(), "b");
 }
 
 TEST_F(VersionChooserTest, LaterSourceDescribesTheSameCodeNotReuse) {
@@ -69,41 +69,42 @@ TEST_F(VersionChooserTest, LaterSourceDescribesTheSameCodeNotReuse) {
   // source wins in every part, and nothing counts as reused.
   uint32_t discovered = index_.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map"});
   uint32_t given = index_.AddSource({"mine.map", "perf-map", "mine.map"});
-  CodeVersion a;
+  CodeVersionSpec a;
   a.start = 0x1000;
   a.size = 0x20;
   a.function_name = "old_name";
   a.source = discovered;
   index_.Add(a);
-  CodeVersion b = a;
+  CodeVersionSpec b = a;
   b.function_name = "given_name";
   b.source = given;
   b.function_id = 0;
   index_.Add(b);
   index_.Finish();
   VersionChooser c(index_, CodeArch::kX86_64);
-  EXPECT_EQ(c.Choose(0x1004, nullptr, 1)->function_name, "given_name");
-  EXPECT_EQ(c.Choose(0x1004, nullptr, 2)->function_name, "given_name");
+  EXPECT_EQ(c.Choose(0x1004, nullptr, 1)->function_name(), "given_name");
+  EXPECT_EQ(c.Choose(0x1004, nullptr, 2)->function_name(), "given_name");
   std::vector<uint64_t> addrs = {0x1008};
-  EXPECT_EQ(c.ChooseForBlock(0x1000, addrs, 1)->function_name, "given_name");
+  EXPECT_EQ(c.ChooseForBlock(0x1000, addrs, 1)->function_name(), "given_name");
   EXPECT_EQ(c.reused_addresses(), 0);
 }
 
 TEST_F(VersionChooserTest, SaltedTailFitsAnyAddress) {
   // CPython salts the last 8 bytes of the dumped code: an address there is not checked against
   // the (wrong) bytes. Here the bytes would put 0x100a inside a 5-byte mov.
-  CodeVersion v;
+  CodeVersionSpec v;
   v.start = 0x1000;
   v.size = 16;
   v.function_name = "py::f";
   v.code = std::string_view("\x90\x90\x90\x90\x90\x90\x90\x90\xb8\x01\x00\x00\x00\x90\x90\xc3", 16);
   index_.Add(v);
+  v.salted_code_tail = 8;
+  index_.Add(v);
   index_.Finish();
   VersionChooser c(index_, CodeArch::kX86_64);
-  const CodeVersion& added = index_.versions()[0];
+  const CodeVersion& added = index_.version(0);
   EXPECT_FALSE(c.FitsBoundary(added, 0x100a));
-  CodeVersion salted = added;
-  salted.salted_code_tail = 8;
+  const CodeVersion& salted = index_.version(1);
   EXPECT_TRUE(c.FitsBoundary(salted, 0x100a));
   EXPECT_FALSE(c.FitsBoundary(salted, 0x1010));  // outside the range stays outside
 }
@@ -124,7 +125,7 @@ TEST(VersionChooserMachineTest, SourceMachineWins) {
   info.elf_machine = 183;
   uint32_t source = index.AddSource(info);
   for (const char* name : {"a", "b"}) {
-    CodeVersion v;
+    CodeVersionSpec v;
     v.start = 0x1000;
     v.size = 8;
     v.function_name = name;
@@ -138,10 +139,10 @@ TEST(VersionChooserMachineTest, SourceMachineWins) {
   index.Finish();
   VersionChooser c(index, CodeArch::kX86_64);
   // 0x1004 is an instruction start of both (AArch64): ambiguous, part 1 takes the first.
-  EXPECT_EQ(c.Choose(0x1004, nullptr, 1)->function_name, "a");
+  EXPECT_EQ(c.Choose(0x1004, nullptr, 1)->function_name(), "a");
   EXPECT_EQ(c.ambiguous_choices(), 1);
   // 0x1002 is no AArch64 instruction start; neither fits, so both stay candidates.
-  EXPECT_EQ(c.Choose(0x1002, nullptr, 2)->function_name, "b");
+  EXPECT_EQ(c.Choose(0x1002, nullptr, 2)->function_name(), "b");
 }
 
 }  // namespace
@@ -162,7 +163,7 @@ class ChooseForBlockTest : public ::testing::Test {
   }
   void Add(uint64_t start, uint64_t size, std::string name, uint32_t source, std::string code = "",
            uint32_t salted_code_tail = 0) {
-    CodeVersion v;
+    CodeVersionSpec v;
     v.start = start;
     v.size = size;
     v.raw_name = name;
@@ -196,14 +197,14 @@ TEST_F(ChooseForBlockTest, InstructionBoundariesPickTheVersion) {
   VersionChooser c(index_, CodeArch::kUnknown);
   // 0x102 is inside prologue's mov: only the nops fit, although prologue is newer.
   std::vector<uint64_t> addrs = {0x100, 0x102};
-  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1)->raw_name, "nops");
-  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 2)->raw_name, "nops");
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1)->raw_name(), "nops");
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 2)->raw_name(), "nops");
   EXPECT_EQ(c.reused_addresses(), 1);
   EXPECT_EQ(c.ambiguous_choices(), 0);
   // Both fit 0x100, 0x101 and 0x104: ambiguous, the part number picks (part 1 the first loaded).
   std::vector<uint64_t> both = {0x100, 0x101, 0x104};
-  EXPECT_EQ(c.ChooseForBlock(0x100, both, 1)->raw_name, "nops");
-  EXPECT_EQ(c.ChooseForBlock(0x100, both, 2)->raw_name, "prologue");
+  EXPECT_EQ(c.ChooseForBlock(0x100, both, 1)->raw_name(), "nops");
+  EXPECT_EQ(c.ChooseForBlock(0x100, both, 2)->raw_name(), "prologue");
   EXPECT_EQ(c.reused_addresses(), 1);
   EXPECT_EQ(c.ambiguous_choices(), 1);
 }
@@ -214,8 +215,8 @@ TEST_F(ChooseForBlockTest, RangesDecideWithoutCode) {
   index_.Finish();
   VersionChooser c(index_, CodeArch::kX86_64);
   std::vector<uint64_t> addrs = {0x100, 0x150};
-  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1)->raw_name, "long");
-  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 2)->raw_name, "long");
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1)->raw_name(), "long");
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 2)->raw_name(), "long");
   EXPECT_EQ(c.ambiguous_choices(), 0);
   EXPECT_EQ(c.ChooseForBlock(0x300, addrs, 1), nullptr);
 }
@@ -228,8 +229,8 @@ TEST_F(ChooseForBlockTest, SameNameTieFollowsThePartNumber) {
   index_.Finish();
   VersionChooser c(index_, CodeArch::kX86_64);
   std::vector<uint64_t> addrs = {0x101};
-  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1), &index_.versions()[0]);
-  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 2), &index_.versions()[1]);
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1), &index_.version(0));
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 2), &index_.version(1));
   EXPECT_EQ(c.ambiguous_choices(), 1);
 }
 
@@ -246,12 +247,12 @@ TEST_F(ChooseForBlockTest, SaltedTailIsNotHeldAgainstAVersion) {
   index_.Finish();
   VersionChooser c(index_, CodeArch::kX86_64);
   std::vector<uint64_t> addrs = {0x100, 0x104, 0x108};
-  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1)->raw_name, "py::f:/a.py");
+  EXPECT_EQ(c.ChooseForBlock(0x100, addrs, 1)->raw_name(), "py::f:/a.py");
   EXPECT_EQ(c.ambiguous_choices(), 0);
   // Control: the same code with no salted tail ties with "mov" (each misses one address).
   std::vector<uint64_t> unsalted = {0x200, 0x204, 0x208};
-  EXPECT_EQ(c.ChooseForBlock(0x200, unsalted, 1)->raw_name, "mov");
-  EXPECT_EQ(c.ChooseForBlock(0x200, unsalted, 2)->raw_name, "py::f:/a.py");
+  EXPECT_EQ(c.ChooseForBlock(0x200, unsalted, 1)->raw_name(), "mov");
+  EXPECT_EQ(c.ChooseForBlock(0x200, unsalted, 2)->raw_name(), "py::f:/a.py");
   EXPECT_EQ(c.ambiguous_choices(), 1);
 }
 
@@ -260,7 +261,7 @@ TEST_F(ChooseForBlockTest, AddressPastTheCodeBytesFits) {
   Add(0x100, 0x20, "f", dump_, kPrologue);
   index_.Finish();
   VersionChooser c(index_, CodeArch::kUnknown);
-  const CodeVersion& f = index_.versions()[0];
+  const CodeVersion& f = index_.version(0);
   EXPECT_TRUE(c.FitsBoundary(f, 0x101));
   EXPECT_FALSE(c.FitsBoundary(f, 0x102));  // inside mov rbp,rsp
   EXPECT_TRUE(c.FitsBoundary(f, 0x105));

@@ -13,9 +13,9 @@ namespace cg_inject {
 namespace {
 // The file a version's function is in: its own, else its line table's first, else `???`.
 std::string_view FileText(const CodeVersion& version) {
-  if (!version.source_file.empty()) return version.source_file;
-  if (!version.lines.empty() && version.lines[0].file_index < version.files.size())
-    return version.files[version.lines[0].file_index];
+  if (!version.source_file().empty()) return version.source_file();
+  if (!version.lines().empty() && version.lines()[0].file_index < version.files().size())
+    return version.files()[version.lines()[0].file_index];
   return "???";
 }
 }  // namespace
@@ -26,12 +26,12 @@ uint32_t Injector::Impl::FileOf(const CodeVersion& version) {
 
 void Injector::Impl::LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line,
                             uint32_t* file) {
-  if (const LineEntry* e = version.LookupLine(addr); e && e->file_index < version.files.size()) {
+  if (const LineEntry* e = version.LookupLine(addr); e && e->file_index < version.files().size()) {
     *line = e->line_no;
-    *file = names_.Intern(version.files[e->file_index]).id;
+    *file = names_.Intern(version.files()[e->file_index]).id;
     return;
   }
-  *line = version.source_line;
+  *line = version.source_line();
   *file = FileOf(version);
 }
 
@@ -39,31 +39,31 @@ DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) const {
   // Views into the index and options_ only: this runs for every version of every source, and
   // interning each name would cost gigabytes for a 10-million-line perf map.
   const SymbolSourceInfo* source =
-      version.source < index_.sources().size() ? &index_.sources()[version.source] : nullptr;
+      version.source() < index_.sources().size() ? &index_.sources()[version.source()] : nullptr;
   std::string_view object = source && !source->object_name.empty() ? source->object_name
                             : source                               ? source->path
                                                                    : std::string_view("jit");
   // The caller may give each version an object of its own (ELF images of the JIT code).
-  if (size_t v = size_t(&version - index_.versions().data());
+  if (size_t v = version.load_order();
       v < options_.version_objects.size() && !options_.version_objects[v].empty())
     object = options_.version_objects[v];
   std::string_view file = FileText(version);
   // Empty for a nameless version, which Identity names `jit@ADDR`, unique per address.
-  std::string_view function =
-      !version.function_name.empty() ? version.function_name : std::string_view(version.raw_name);
+  std::string_view function = version.display_name();
   // The name's own position when it has one: a line table may start on another line for each
   // tier of one definition.
-  uint32_t line = version.definition_line != 0 ? version.definition_line : version.source_line;
-  return {object, file, function, line, version.definition_column};
+  uint32_t line =
+      version.definition_line() != 0 ? version.definition_line() : version.source_line();
+  return {object, file, function, line, version.definition_column()};
 }
 
 int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
-  uint64_t cache_key = (uint64_t(version - index_.versions().data()) << 32) | suffix;
+  uint64_t cache_key = (uint64_t{version->load_order()} << 32) | suffix;
   if (const int* cached = identity_cache_.find(cache_key)) return *cached;
   DefinitionSite site = SiteOf(*version);
   // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
-  std::string function =
-      site.name.empty() ? "jit@" + std::to_string(version->start) : definition_names_.NameOf(site);
+  std::string function = site.name.empty() ? "jit@" + std::to_string(version->start())
+                                           : definition_names_.NameOf(site);
   if (suffix) function += names_.Text(suffix);
   FunctionKey key{names_.Intern(site.object).id, names_.Intern(site.file).id,
                   names_.Intern(function).id};
@@ -355,7 +355,8 @@ void Injector::Impl::RewriteCosts() {
     SynthEdge& e = Edge(block_.identity, owner);
     pool_.Add(e.inclusive, copy);
     uint64_t first = copy.empty() ? 0 : copy[0];
-    e.NoteMoved(addr, out_key.pos, out_key.file, first, version, version && addr == version->start);
+    e.NoteMoved(addr, out_key.pos, out_key.file, first, version,
+                version && addr == version->start());
     ++stats_.cost_lines_moved;
     stats_.cost_moved += first;
   }
@@ -444,7 +445,7 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
     return;
   }
   int target_base = suffix ? Identity(version, 0) : target;
-  if (target_base == owner_base && target == owner && entered_at != version->start) {
+  if (target_base == owner_base && target == owner && entered_at != version->start()) {
     // A call between pieces of one function, not to its entry: an internal transfer. The
     // target piece's cost is already this function's own.
     --stats_.calls_renamed;
@@ -529,7 +530,7 @@ void Injector::Impl::FinalizeEdges() {
       key.target = out_[size_t(target)].key;
       if (plain) key.target_pos = e.min_pos;
       if (tv) {
-        uint64_t entry = e.entry_seen || e.min_addr == UINT64_MAX ? tv->start : e.min_addr;
+        uint64_t entry = e.entry_seen || e.min_addr == UINT64_MAX ? tv->start() : e.min_addr;
         uint32_t line = 0, file = 0;
         LineOf(*tv, entry, &line, &file);
         if (instr_col_ >= 0) key.target_pos.values[size_t(instr_col_)] = entry;

@@ -37,13 +37,12 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
       downstream_(downstream),
       diagnostics_(diagnostics),
       chooser_(index, options.arch) {
-  for (const CodeVersion& v : index.versions()) {
-    index_min_ = std::min(index_min_, v.start);
-    index_max_ = std::max(index_max_, v.end());
+  for (size_t i = 0; i < index.size(); ++i) {
+    index_min_ = std::min(index_min_, index.version(i).start());
+    index_max_ = std::max(index_max_, index.version(i).end());
   }
   // Two passes over the versions, 8 bytes each instead of 24 (resolve/definition_names.h).
-  const std::vector<CodeVersion>& versions = index.versions();
-  definition_names_.Build(versions.size(), [&](size_t i) { return SiteOf(versions[i]); });
+  definition_names_.Build(index.size(), [&](size_t i) { return SiteOf(index.version(i)); });
   for (const SymbolSourceInfo& s : index.sources())
     stats_.sources.push_back(
         {s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records, s.dropped_bytes});
@@ -115,7 +114,7 @@ void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
     program = program.substr(0, program.find_first_of(" \t"));
     if (program.starts_with('/')) NoteObject(names_.Intern(program).id);
   }
-  if (key == "positions" && !index_.versions().empty() && HasInstrWithoutLine(value)) {
+  if (key == "positions" && !index_.empty() && HasInstrWithoutLine(value)) {
     std::string extended(value);
     extended += " line";
     downstream_->OnHeader(key, extended);
@@ -129,8 +128,8 @@ void Injector::Impl::OnLayout(const PartLayout& layout) {
   in_layout_ = layout.positions;
   instr_col_ = in_layout_.IndexOf(PositionKind::kInstr);
   line_col_ = in_layout_.IndexOf(PositionKind::kLine);
-  add_line_ = instr_col_ >= 0 && line_col_ < 0 && in_layout_.count < kMaxPositionColumns &&
-              !index_.versions().empty();
+  add_line_ =
+      instr_col_ >= 0 && line_col_ < 0 && in_layout_.count < kMaxPositionColumns && !index_.empty();
   out_layout_ = in_layout_;
   out_line_col_ = line_col_;
   if (add_line_) {
@@ -252,7 +251,7 @@ void Injector::Impl::NoteObject(uint32_t object) {
   if (object < object_noted_.size() && object_noted_[object]) return;
   if (object >= object_noted_.size()) object_noted_.resize(size_t{object} * 2 + 16, 0);
   object_noted_[object] = 1;
-  if (!extents_ || index_.versions().empty() || IsUnknownObject(names_.Text(object))) return;
+  if (!extents_ || index_.empty() || IsUnknownObject(names_.Text(object))) return;
   if (extents_->AddressesAreAbsolute(names_.Text(object))) absolute_objects_.push_back(object);
 }
 

@@ -26,7 +26,7 @@
 
 namespace cg_inject {
 
-struct CodeVersion;
+class CodeVersion;
 
 /// One output function of the part: a resolved JIT function or an ordinary one. Per function,
 /// for the whole part; what one block gives it lives in a BlockOutput.

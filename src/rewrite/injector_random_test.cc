@@ -47,7 +47,7 @@ TEST_P(RandomProfileTest, InvariantsHold) {
   int functions = 3 + int(pick(6));
   std::vector<uint64_t> starts;
   for (int i = 0; i < functions; ++i) {
-    CodeVersion v;
+    CodeVersionSpec v;
     v.start = 0x10000 + uint64_t(i) * 0x100;
     v.size = 0x40 + pick(0xc0);
     const std::string name = "f" + std::to_string(i), new_name = name + "_new";
@@ -57,10 +57,10 @@ TEST_P(RandomProfileTest, InvariantsHold) {
     v.source = source;
     v.function_id = uint32_t(i + 1);
     starts.push_back(v.start);
-    CodeVersion moved = v;
+    CodeVersionSpec moved = v;
     index.Add(std::move(v));
     if (pick(4) == 0) {
-      CodeVersion reuse = moved;
+      CodeVersionSpec reuse = moved;
       reuse.function_name = new_name;
       reuse.function_id = uint32_t(100 + i);
       index.Add(std::move(reuse));

@@ -56,7 +56,7 @@ class InjectorTest : public ::testing::Test {
     AddFn(f);
   }
   void AddFn(const Fn& f) {
-    CodeVersion v;
+    CodeVersionSpec v;
     v.start = f.start;
     v.size = f.size;
     v.raw_name = f.name;

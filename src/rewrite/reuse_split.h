@@ -10,7 +10,7 @@
 
 namespace cg_inject {
 
-struct CodeVersion;
+class CodeVersion;
 
 /// `total` in proportion to `weights`; the last share takes the rounding rest, so the shares
 /// always add up to `total`. Equal shares when all weights are 0. Empty for no weights.

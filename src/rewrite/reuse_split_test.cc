@@ -31,9 +31,14 @@ TEST(SplitProportionallyTest, SharesAddUpAndFollowWeights) {
 // Two versions at 0x1000: A's instructions at 0x1000 and 0x1004, B's at 0x1000 and 0x1006.
 class FindReuseSplitTest : public ::testing::Test {
  protected:
-  FindReuseSplitTest() {
-    a_.start = b_.start = 0x1000;
-    a_.size = b_.size = 0x10;
+  static SymbolIndex* AddTwo(SymbolIndex* index) {
+    CodeVersionSpec v;
+    v.start = 0x1000;
+    v.size = 0x10;
+    index->Add(v);
+    index->Add(v);
+    index->Finish();
+    return index;
   }
   FitsFn Fits() {
     return [this](const CodeVersion& v, uint64_t addr) {
@@ -41,7 +46,10 @@ class FindReuseSplitTest : public ::testing::Test {
       return &v == &a_ ? addr == 0x1004 : addr == 0x1006;
     };
   }
-  CodeVersion a_, b_;
+  SymbolIndex index_;
+  // Members initialize in order: the versions exist before a_ and b_ refer to them.
+  const CodeVersion& a_ = AddTwo(&index_)->version(0);
+  const CodeVersion& b_ = index_.version(1);
   std::vector<const CodeVersion*> both_{&a_, &b_};
 };
 
@@ -86,8 +94,11 @@ TEST_F(FindReuseSplitTest, CallSitesAloneDoNotMakeAVersionAnOwner) {
 
 TEST(SynthEdgeTest, CallCountPrefersJumpsThenEntryThenLowestAddress) {
   SynthEdge e;
-  CodeVersion v;
-  v.start = 0x2000;
+  SymbolIndex index;
+  CodeVersionSpec spec;
+  spec.start = 0x2000;
+  index.Add(spec);
+  const CodeVersion& v = index.version(0);
   Position p;
   e.NoteMoved(0x2010, p, 0, 7, &v, false);
   EXPECT_EQ(e.CallCount(true), 7u);  // the lowest moved address ran 7 times

@@ -9,7 +9,7 @@
 
 namespace cg_inject {
 
-struct CodeVersion;
+class CodeVersion;
 
 /// What one block's moved lines and jumps say about an edge from its function to one target.
 struct SynthEdge {

@@ -32,13 +32,15 @@ std::string_view Arena::Copy(std::string_view bytes) {
   return {out, bytes.size()};
 }
 
-std::string_view StringPool::Intern(std::string_view text) {
-  if (text.empty()) return {};
-  auto it = strings_.find(text);
-  if (it != strings_.end()) return *it;
+uint32_t StringPool::Intern(std::string_view text) {
+  if (text.empty()) return 0;
+  auto it = ids_.find(text);
+  if (it != ids_.end()) return it->second;
   std::string_view copy = arena_->Copy(text);
-  strings_.insert(copy);
-  return copy;
+  const auto id = static_cast<uint32_t>(strings_.size());
+  strings_.push_back(copy);
+  ids_.emplace(copy, id);
+  return id;
 }
 
 }  // namespace cg_inject

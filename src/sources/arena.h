@@ -12,7 +12,7 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 namespace cg_inject {
@@ -48,17 +48,22 @@ class Arena {
   size_t reserved_ = 0;
 };
 
-/// One copy of each distinct string, in an arena: file names repeat across versions (a module's
-/// every function names its file).
+/// One copy of each distinct string, in an arena, numbered: file names repeat across versions (a
+/// module's every function names its file), and a 4-byte id is half a view.
 class StringPool {
  public:
   explicit StringPool(Arena* arena) : arena_(arena) {}
-  std::string_view Intern(std::string_view text);
-  size_t size() const { return strings_.size(); }
+  /// The id of `text`, copied in on first sight. The empty string is id 0.
+  uint32_t Intern(std::string_view text);
+  /// Requires: `id` came from Intern.
+  std::string_view Text(uint32_t id) const { return strings_[id]; }
+  /// Distinct non-empty strings.
+  size_t size() const { return strings_.size() - 1; }
 
  private:
   Arena* arena_;
-  std::unordered_set<std::string_view> strings_;  // views into *arena_
+  std::vector<std::string_view> strings_{std::string_view()};  // by id; views into *arena_
+  std::unordered_map<std::string_view, uint32_t> ids_;
 };
 
 }  // namespace cg_inject

@@ -55,12 +55,15 @@ TEST(StringPoolTest, InternsOnce) {
   StringPool pool(&arena);
   std::string first = "/app/src/module1.js";
   std::string second = first;
-  std::string_view a = pool.Intern(first);
-  std::string_view b = pool.Intern(second);
-  EXPECT_EQ(a.data(), b.data());
-  EXPECT_NE(a.data(), first.data());
+  uint32_t a = pool.Intern(first);
+  uint32_t b = pool.Intern(second);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(pool.Text(a), first);
+  EXPECT_NE(pool.Text(a).data(), first.data());
   EXPECT_EQ(pool.size(), 1u);
-  EXPECT_TRUE(pool.Intern("").empty());
+  EXPECT_EQ(pool.Intern(""), 0u);
+  EXPECT_TRUE(pool.Text(0).empty());
+  EXPECT_EQ(pool.Text(pool.Intern("other")), "other");
 }
 
 }  // namespace

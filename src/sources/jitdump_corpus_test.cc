@@ -144,24 +144,24 @@ TEST_P(ParcaDumpTest, MatchesParcaDecoding) {
   JitdumpStats stats = ReadJitdump(dump, dump_path, source, &index, &diagnostics);
   index.Finish();
   EXPECT_EQ(stats.debug_infos_unmatched, 0);
-  ASSERT_EQ(index.versions().size(), loads.size());
+  ASSERT_EQ(index.size(), loads.size());
   for (size_t i = 0; i < loads.size(); ++i) {
-    const CodeVersion& v = index.versions()[i];
-    EXPECT_EQ(v.raw_name, loads[i]["Name"].text);
-    EXPECT_EQ(v.start, loads[i]["CodeAddr"].u64());
-    EXPECT_EQ(v.size, loads[i]["CodeSize"].u64());
-    EXPECT_EQ(index.Lookup(v.start), &v) << v.raw_name;
+    const CodeVersion& v = index.version(i);
+    EXPECT_EQ(v.raw_name(), loads[i]["Name"].text);
+    EXPECT_EQ(v.start(), loads[i]["CodeAddr"].u64());
+    EXPECT_EQ(v.size(), loads[i]["CodeSize"].u64());
+    EXPECT_EQ(index.Lookup(v.start()), &v) << v.raw_name();
   }
   for (size_t i = 0; i < debug.size(); ++i) {
     const Json& e = debug[i];
     const CodeVersion* v = index.Lookup(e["CodeAddr"].u64());
     ASSERT_NE(v, nullptr);
-    ASSERT_EQ(v->lines.size(), e["Entries"].size());
+    ASSERT_EQ(v->lines().size(), e["Entries"].size());
     std::vector<uint64_t> want;
     for (const Json& ee : e["Entries"].items) want.push_back(ee["Addr"].u64() - 0x40);
     std::stable_sort(want.begin(), want.end());
-    for (size_t j = 0; j < want.size(); ++j) EXPECT_EQ(v->lines[j].addr, want[j]);
-    EXPECT_TRUE(v->Contains(v->lines.front().addr));
+    for (size_t j = 0; j < want.size(); ++j) EXPECT_EQ(v->lines()[j].addr, want[j]);
+    EXPECT_TRUE(v->Contains(v->lines().front().addr));
   }
   EXPECT_EQ(stats.debug_infos_shifted, static_cast<int64_t>(debug.size()));
 }
@@ -195,11 +195,12 @@ TEST_P(CorpusDumpTest, LoadsWithExpectedCounts) {
   uint32_t source = index.AddSource({path, "jitdump", want.file});
   JitdumpStats stats = ReadJitdump(dump, path, source, &index, &diagnostics);
   index.Finish();
-  EXPECT_EQ(static_cast<int64_t>(index.versions().size()), want.loads);
+  EXPECT_EQ(static_cast<int64_t>(index.size()), want.loads);
   EXPECT_EQ(stats.debug_infos_unmatched, 0);
-  for (const CodeVersion& v : index.versions()) {
-    for (const LineEntry& line : v.lines) {
-      EXPECT_TRUE(line.addr >= v.start && line.addr <= v.end()) << v.raw_name;
+  for (size_t i = 0; i < index.size(); ++i) {
+    const CodeVersion& v = index.version(i);
+    for (const LineEntry& line : v.lines()) {
+      EXPECT_TRUE(line.addr >= v.start() && line.addr <= v.end()) << v.raw_name();
     }
   }
 }
@@ -255,17 +256,17 @@ TEST(CorpusDumpTest, NodeFunctionsAndLines) {
   // Two optimized versions of fib, each with its own line table.
   const CodeVersion* fib = index.Lookup(0x7f5830a45e40);
   ASSERT_NE(fib, nullptr);
-  EXPECT_EQ(fib->raw_name, "LazyCompile:*fib /usr/src/app/main.js:1");
-  EXPECT_EQ(fib->function_name, "fib");
-  EXPECT_EQ(fib->source_file, "/usr/src/app/main.js");
-  ASSERT_FALSE(fib->lines.empty());
-  EXPECT_EQ(fib->lines.front().addr, 0x7f5830a45e40u);
+  EXPECT_EQ(fib->raw_name(), "LazyCompile:*fib /usr/src/app/main.js:1");
+  EXPECT_EQ(fib->function_name(), "fib");
+  EXPECT_EQ(fib->source_file(), "/usr/src/app/main.js");
+  ASSERT_FALSE(fib->lines().empty());
+  EXPECT_EQ(fib->lines().front().addr, 0x7f5830a45e40u);
   // SafeMap's table starts 3 bytes in (raw +67): only the dump's majority says it is shifted.
   const CodeVersion* safe_map = index.Lookup(0x7f5830a450c0);
   ASSERT_NE(safe_map, nullptr);
-  EXPECT_EQ(safe_map->function_name, "SafeMap");
-  ASSERT_FALSE(safe_map->lines.empty());
-  EXPECT_EQ(safe_map->lines.front().addr, 0x7f5830a450c0u + 3);
+  EXPECT_EQ(safe_map->function_name(), "SafeMap");
+  ASSERT_FALSE(safe_map->lines().empty());
+  EXPECT_EQ(safe_map->lines().front().addr, 0x7f5830a450c0u + 3);
   EXPECT_EQ(index.sources()[source].elf_machine, 62u);
 }
 

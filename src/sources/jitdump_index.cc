@@ -29,7 +29,7 @@ std::string Hex(uint64_t value) {
 // for Finish, which decides the +0x40 quirk over the whole dump. Loads without a table (most of
 // a big dump) keep nothing here.
 struct PendingTable {
-  size_t version = 0;                      // index into SymbolIndex::versions()
+  size_t version = 0;                      // load order (SymbolIndex::version)
   uint64_t start = 0, size = 0;            // of that version
   std::vector<JitdumpDebugEntry> entries;  // raw line table, views into the dump
 };
@@ -88,7 +88,7 @@ class IndexBuilder : public JitdumpVisitor {
       done_with_(next_done_);
       next_done_ += kDoneStep;
     }
-    CodeVersion v;
+    CodeVersionSpec v;
     // Julia writes vma = 0; perf itself maps code at code_addr, so that is the address used.
     v.start = load.code_addr;
     v.size = load.code_size;
@@ -110,7 +110,7 @@ class IndexBuilder : public JitdumpVisitor {
       v.salted_code_tail = static_cast<uint32_t>(std::min<uint64_t>(8, load.code_size));
     }
     index_->Add(v);
-    const size_t added = index_->versions().size() - 1;
+    const size_t added = index_->size() - 1;
     by_code_index_[load.code_index] = added;
     auto it = debug_.find(load.code_addr);
     if (it != debug_.end()) {
@@ -149,7 +149,7 @@ class IndexBuilder : public JitdumpVisitor {
   std::unordered_map<uint64_t, std::vector<JitdumpDebugEntry>> debug_;
   std::vector<PendingTable> tables_;
   std::vector<MovedVersion> moved_;
-  // code_index -> position in index_->versions() of the latest version of that code.
+  // code_index -> load order of the latest version of that code.
   std::unordered_map<uint64_t, size_t> by_code_index_;
   // Scratch for BuildLineTable, reused across tables.
   std::vector<std::string_view> files_;
@@ -173,25 +173,23 @@ void IndexBuilder::BuildLineTable(const PendingTable& table, bool shift) {
                    [](const LineEntry& a, const LineEntry& b) { return a.addr < b.addr; });
   index_->SetLineTable(table.version, files_, lines_);
   // The function's own location is its first row with a line (compiler-generated rows say 0).
-  CodeVersion* v = index_->mutable_version(table.version);
-  for (const LineEntry& line : v->lines) {
+  for (const LineEntry& line : lines_) {
     if (line.line_no != 0) {
-      v->source_file = v->files[line.file_index];
-      v->source_line = line.line_no;
+      index_->SetSourceLine(table.version, files_[line.file_index], line.line_no);
       break;
     }
   }
 }
 
 void IndexBuilder::AddMove(const JitdumpCodeMove& move) {
-  const std::vector<CodeVersion>& versions = index_->versions();
   size_t base = SIZE_MAX;
   auto it = by_code_index_.find(move.code_index);
   if (it != by_code_index_.end()) {
     base = it->second;
   } else {
-    for (size_t i = versions.size(); i-- > 0;) {
-      if (versions[i].source == source_ && versions[i].start == move.old_code_addr) {
+    for (size_t i = index_->size(); i-- > 0;) {
+      const CodeVersion& v = index_->version(i);
+      if (v.source() == source_ && v.start() == move.old_code_addr) {
         base = i;
         break;
       }
@@ -205,7 +203,8 @@ void IndexBuilder::AddMove(const JitdumpCodeMove& move) {
     return;
   }
   // The base's line table may not be decided yet; Finish gives this version its moved copy.
-  CodeVersion moved = versions[base];
+  std::string raw_name;  // outlives Add
+  CodeVersionSpec moved = index_->version(base).Spec(&raw_name);
   moved.start = move.new_code_addr;
   moved.size = move.code_size;
   moved.timestamp = move.prefix.timestamp;
@@ -214,8 +213,8 @@ void IndexBuilder::AddMove(const JitdumpCodeMove& move) {
   moved.files = {};
   moved.lines = {};
   index_->Add(moved);
-  moved_.push_back({index_->versions().size() - 1, base});
-  by_code_index_[move.code_index] = index_->versions().size() - 1;
+  moved_.push_back({index_->size() - 1, base});
+  by_code_index_[move.code_index] = index_->size() - 1;
 }
 
 void IndexBuilder::Finish() {
@@ -258,7 +257,7 @@ void IndexBuilder::Finish() {
         // function keeps the location its name gives.
         diagnostics_->Warn("jitdump: line table outside code",
                            std::string(path_) + ": line table of " +
-                               std::string(index_->versions()[table.version].raw_name) +
+                               index_->version(table.version).raw_name() +
                                " has addresses outside its code [" + Hex(table.start) + ", " +
                                Hex(table.start + table.size) + "); ignored");
         table.entries.clear();
@@ -270,19 +269,15 @@ void IndexBuilder::Finish() {
   }
   // Moves in file order, so a move of moved code finds its base's table already moved.
   for (const MovedVersion& m : moved_) {
-    const CodeVersion& base = index_->versions()[m.base];
-    if (base.lines.empty()) continue;
-    const uint64_t old_start = base.start;
-    const uint64_t new_start = index_->versions()[m.version].start;
-    lines_.assign(base.lines.begin(), base.lines.end());
+    const CodeVersion& base = index_->version(m.base);
+    if (base.lines().empty()) continue;
+    const uint64_t old_start = base.start();
+    const uint64_t new_start = index_->version(m.version).start();
+    lines_.assign(base.lines().begin(), base.lines().end());
     for (LineEntry& line : lines_) line.addr = line.addr - old_start + new_start;
-    files_.assign(base.files.begin(), base.files.end());
-    const std::string_view source_file = base.source_file;
-    const uint32_t source_line = base.source_line;
+    files_.assign(base.files().begin(), base.files().end());
     index_->SetLineTable(m.version, files_, lines_);
-    CodeVersion* v = index_->mutable_version(m.version);
-    v->source_file = source_file;
-    v->source_line = source_line;
+    index_->SetSourceLine(m.version, base.source_file(), base.source_line());
   }
   stats_->debug_infos_unmatched = static_cast<int64_t>(debug_.size());
   for (const auto& [code_addr, entries] : debug_) {

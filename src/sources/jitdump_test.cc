@@ -51,18 +51,18 @@ TEST_F(JitdumpTest, CodeLoad) {
   EXPECT_EQ(stats.header.pid, 1234u);
   EXPECT_FALSE(stats.header.byte_swapped);
   EXPECT_EQ(index_.sources()[0].elf_machine, 62u);
-  ASSERT_EQ(index_.versions().size(), 1u);
-  const CodeVersion& v = index_.versions()[0];
-  EXPECT_EQ(v.start, kCode);
-  EXPECT_EQ(v.size, 5u);
-  EXPECT_EQ(v.raw_name, "LazyCompile:*fib /app/main.js:1");
-  EXPECT_EQ(v.function_name, "fib");
-  EXPECT_EQ(v.source_file, "/app/main.js");
-  EXPECT_EQ(v.source_line, 1u);
-  EXPECT_EQ(v.code, "\x55\x48\x89\xe5\xc3");
-  EXPECT_EQ(v.code_index, 7u);
-  EXPECT_EQ(v.timestamp, 2000u);
-  EXPECT_EQ(v.salted_code_tail, 0u);
+  ASSERT_EQ(index_.size(), 1u);
+  const CodeVersion& v = index_.version(0);
+  EXPECT_EQ(v.start(), kCode);
+  EXPECT_EQ(v.size(), 5u);
+  EXPECT_EQ(v.raw_name(), "LazyCompile:*fib /app/main.js:1");
+  EXPECT_EQ(v.function_name(), "fib");
+  EXPECT_EQ(v.source_file(), "/app/main.js");
+  EXPECT_EQ(v.source_line(), 1u);
+  EXPECT_EQ(v.code(), "\x55\x48\x89\xe5\xc3");
+  EXPECT_EQ(v.code_index(), 7u);
+  EXPECT_EQ(v.timestamp(), 2000u);
+  EXPECT_EQ(v.salted_code_tail(), 0u);
   EXPECT_EQ(diagnostics_.total(), 0);
 }
 
@@ -76,16 +76,16 @@ TEST_F(JitdumpTest, ByteSwappedDumpReadsTheSame) {
   EXPECT_TRUE(stats.header.byte_swapped);
   EXPECT_EQ(stats.header.elf_machine, 183u);
   EXPECT_EQ(stats.header.pid, 1234u);
-  ASSERT_EQ(index_.versions().size(), 2u);
-  const CodeVersion& v = index_.versions()[0];
-  EXPECT_EQ(v.start, kCode);
-  EXPECT_EQ(v.size, 16u);
-  EXPECT_EQ(v.code_index, 3u);
-  ASSERT_EQ(v.lines.size(), 2u);
-  EXPECT_EQ(v.lines[1].addr, kCode + 8);
-  EXPECT_EQ(v.lines[0].line_no, 12u);
-  EXPECT_EQ(v.lines[0].discriminator, 1u);
-  EXPECT_EQ(index_.versions()[1].start, kCode + 0x100);
+  ASSERT_EQ(index_.size(), 2u);
+  const CodeVersion& v = index_.version(0);
+  EXPECT_EQ(v.start(), kCode);
+  EXPECT_EQ(v.size(), 16u);
+  EXPECT_EQ(v.code_index(), 3u);
+  ASSERT_EQ(v.lines().size(), 2u);
+  EXPECT_EQ(v.lines()[1].addr, kCode + 8);
+  EXPECT_EQ(v.lines()[0].line_no, 12u);
+  EXPECT_EQ(v.lines()[0].discriminator, 1u);
+  EXPECT_EQ(index_.version(1).start(), kCode + 0x100);
 }
 
 TEST_F(JitdumpTest, LongerHeaderIsSkipped) {
@@ -93,8 +93,8 @@ TEST_F(JitdumpTest, LongerHeaderIsSkipped) {
   b.Header(62, 1234, 0, 1, 56).CodeLoad(2000, kCode, "\xc3", "f", 1);
   JitdumpStats stats = Read(b.bytes());
   EXPECT_EQ(stats.header.header_size, 56u);
-  ASSERT_EQ(index_.versions().size(), 1u);
-  EXPECT_EQ(index_.versions()[0].raw_name, "f");
+  ASSERT_EQ(index_.size(), 1u);
+  EXPECT_EQ(index_.version(0).raw_name(), "f");
 }
 
 TEST_F(JitdumpTest, ArchTimestampFlagIsAccepted) {
@@ -129,7 +129,7 @@ TEST_F(JitdumpTest, HeaderErrors) {
 TEST_F(JitdumpTest, HeaderOnlyIsEmpty) {
   JitdumpStats stats = Read(JitdumpBuilder().Header().bytes());
   EXPECT_EQ(stats.scan.records, 0);
-  EXPECT_TRUE(index_.versions().empty());
+  EXPECT_TRUE(index_.empty());
 }
 
 TEST_F(JitdumpTest, TruncatedLastRecordKeepsEverythingBefore) {
@@ -140,8 +140,8 @@ TEST_F(JitdumpTest, TruncatedLastRecordKeepsEverythingBefore) {
   JitdumpStats stats = Read(bytes);
   EXPECT_TRUE(stats.scan.truncated);
   EXPECT_EQ(stats.loads, 1);
-  ASSERT_EQ(index_.versions().size(), 1u);
-  EXPECT_EQ(index_.versions()[0].raw_name, "first");
+  ASSERT_EQ(index_.size(), 1u);
+  EXPECT_EQ(index_.version(0).raw_name(), "first");
   EXPECT_THAT(Messages(diagnostics_),
               ElementsAre("jit-1234.dump: offset " + std::to_string(b.last_record_offset()) +
                           ": the file ends inside its last record (CODE_LOAD of 64 bytes, 61 "
@@ -263,10 +263,10 @@ TEST_F(JitdumpTest, PaddedRecordsAreWalkedByTotalSize) {
       .CodeLoad(3, kCode + 8, "\xc3", "h", 2);
   JitdumpStats stats = Read(b.bytes());
   EXPECT_EQ(stats.loads, 2);
-  ASSERT_EQ(index_.versions().size(), 2u);
-  EXPECT_EQ(index_.versions()[0].lines.size(), 1u);
-  EXPECT_EQ(index_.versions()[0].code.size(), 8u);
-  EXPECT_EQ(index_.versions()[1].raw_name, "h");
+  ASSERT_EQ(index_.size(), 2u);
+  EXPECT_EQ(index_.version(0).lines().size(), 1u);
+  EXPECT_EQ(index_.version(0).code().size(), 8u);
+  EXPECT_EQ(index_.version(1).raw_name(), "h");
 }
 
 TEST_F(JitdumpTest, RepeatedFileMarker) {
@@ -279,15 +279,15 @@ TEST_F(JitdumpTest, RepeatedFileMarker) {
                   {kCode + 6, 21, 0, "\xff"}})
       .CodeLoad(2, kCode, std::string(8, '\x90'), "f", 1);
   Read(b.bytes());
-  const CodeVersion& v = index_.versions()[0];
-  EXPECT_THAT(v.files, ElementsAre("/src/a.js", "/src/b.js"));
-  ASSERT_EQ(v.lines.size(), 4u);
-  EXPECT_EQ(v.lines[1].file_index, 0u);
-  EXPECT_EQ(v.lines[3].file_index, 1u);
+  const CodeVersion& v = index_.version(0);
+  EXPECT_THAT(v.files(), ElementsAre("/src/a.js", "/src/b.js"));
+  ASSERT_EQ(v.lines().size(), 4u);
+  EXPECT_EQ(v.lines()[1].file_index, 0u);
+  EXPECT_EQ(v.lines()[3].file_index, 1u);
   EXPECT_EQ(v.LookupLine(kCode + 3)->line_no, 11u);
   EXPECT_EQ(v.LookupLine(kCode + 7)->line_no, 21u);
-  EXPECT_EQ(v.source_file, "/src/a.js");  // the line table wins over the name
-  EXPECT_EQ(v.source_line, 10u);
+  EXPECT_EQ(v.source_file(), "/src/a.js");  // the line table wins over the name
+  EXPECT_EQ(v.source_line(), 10u);
 }
 
 TEST_F(JitdumpTest, UnknownRecordsAreSkippedAndCounted) {
@@ -307,7 +307,7 @@ TEST_F(JitdumpTest, CloseStopsTheWalk) {
   JitdumpStats stats = Read(bytes);
   EXPECT_TRUE(stats.scan.closed);
   EXPECT_EQ(stats.scan.records, 2);
-  EXPECT_EQ(index_.versions().size(), 1u);
+  EXPECT_EQ(index_.size(), 1u);
 }
 
 TEST_F(JitdumpTest, UnwindingInfo) {
@@ -344,28 +344,28 @@ TEST_F(JitdumpTest, MoveKeepsTheFunction) {
       .CodeMove(4, kCode, kCode + 0x1000, 8, 5);
   JitdumpStats stats = Read(b.bytes());
   EXPECT_EQ(stats.moves, 1);
-  ASSERT_EQ(index_.versions().size(), 3u);
-  const CodeVersion& original = index_.versions()[0];
-  const CodeVersion& moved = index_.versions()[2];
-  EXPECT_EQ(moved.function_id, original.function_id);
-  EXPECT_NE(index_.versions()[1].function_id, original.function_id);
-  EXPECT_EQ(moved.start, kCode + 0x1000);
-  EXPECT_EQ(moved.raw_name, "JS:*f m.js:3");
-  EXPECT_EQ(moved.timestamp, 4u);
-  EXPECT_EQ(moved.code, original.code);
-  ASSERT_EQ(moved.lines.size(), 2u);
-  EXPECT_EQ(moved.lines[1].addr, kCode + 0x1004);
+  ASSERT_EQ(index_.size(), 3u);
+  const CodeVersion& original = index_.version(0);
+  const CodeVersion& moved = index_.version(2);
+  EXPECT_EQ(moved.function_id(), original.function_id());
+  EXPECT_NE(index_.version(1).function_id(), original.function_id());
+  EXPECT_EQ(moved.start(), kCode + 0x1000);
+  EXPECT_EQ(moved.raw_name(), "JS:*f m.js:3");
+  EXPECT_EQ(moved.timestamp(), 4u);
+  EXPECT_EQ(moved.code(), original.code());
+  ASSERT_EQ(moved.lines().size(), 2u);
+  EXPECT_EQ(moved.lines()[1].addr, kCode + 0x1004);
   EXPECT_EQ(moved.LookupLine(kCode + 0x1005)->line_no, 4u);
   EXPECT_EQ(index_.Lookup(kCode + 0x1000), &moved);
   EXPECT_EQ(index_.Lookup(kCode), &original);  // the old range still names what ran there
-  EXPECT_GT(moved.load_order, original.load_order);
+  EXPECT_GT(moved.load_order(), original.load_order());
 }
 
 TEST_F(JitdumpTest, MoveOfUnknownCodeIsAWarning) {
   JitdumpBuilder b;
   b.Header().CodeMove(4, kCode, kCode + 0x1000, 8, 5);
   Read(b.bytes());
-  EXPECT_TRUE(index_.versions().empty());
+  EXPECT_TRUE(index_.empty());
   EXPECT_EQ(WarningCount(diagnostics_, "jitdump: move of unknown code"), 1);
 }
 
@@ -377,11 +377,11 @@ TEST_F(JitdumpTest, ElfHeaderOffsetInDebugEntriesIsRemoved) {
       .CodeLoad(2, kCode, std::string(4, '\x90'), "julia_f_1", 1, /*vma=*/0);
   JitdumpStats stats = Read(b.bytes());
   EXPECT_EQ(stats.debug_infos_shifted, 1);
-  const CodeVersion& v = index_.versions()[0];
-  EXPECT_EQ(v.start, kCode);  // vma = 0 (Julia): code_addr is the address
-  ASSERT_EQ(v.lines.size(), 2u);
-  EXPECT_EQ(v.lines[0].addr, kCode);
-  EXPECT_EQ(v.lines[1].addr, kCode + 3);
+  const CodeVersion& v = index_.version(0);
+  EXPECT_EQ(v.start(), kCode);  // vma = 0 (Julia): code_addr is the address
+  ASSERT_EQ(v.lines().size(), 2u);
+  EXPECT_EQ(v.lines()[0].addr, kCode);
+  EXPECT_EQ(v.lines()[1].addr, kCode + 3);
   EXPECT_EQ(v.LookupLine(kCode + 3)->line_no, 2u);
 }
 
@@ -392,7 +392,7 @@ TEST_F(JitdumpTest, UnshiftedDebugEntriesStay) {
       .CodeLoad(2, kCode, std::string(0x20, '\x90'), "f", 1);
   JitdumpStats stats = Read(b.bytes());
   EXPECT_EQ(stats.debug_infos_shifted, 0);
-  EXPECT_EQ(index_.versions()[0].lines[1].addr, kCode + 0x10);
+  EXPECT_EQ(index_.version(0).lines()[1].addr, kCode + 0x10);
 }
 
 TEST_F(JitdumpTest, AmbiguousLineTablesFollowTheDump) {
@@ -405,7 +405,7 @@ TEST_F(JitdumpTest, AmbiguousLineTablesFollowTheDump) {
       .CodeLoad(4, kCode + 0x100, std::string(4, '\x90'), "small", 2);
   JitdumpStats stats = Read(b.bytes());
   EXPECT_EQ(stats.debug_infos_shifted, 2);
-  EXPECT_EQ(index_.versions()[0].lines[0].addr, kCode + 0x10);
+  EXPECT_EQ(index_.version(0).lines()[0].addr, kCode + 0x10);
 }
 
 TEST_F(JitdumpTest, UndecidedDumpUsesWhereTablesStart) {
@@ -417,7 +417,7 @@ TEST_F(JitdumpTest, UndecidedDumpUsesWhereTablesStart) {
       .DebugInfo(3, kCode + 0x100, {{kCode + 0x143, 1, 0, "a"}})
       .CodeLoad(4, kCode + 0x100, std::string(0x100, '\x90'), "g", 2);
   EXPECT_EQ(Read(shifted.bytes()).debug_infos_shifted, 2);
-  EXPECT_EQ(index_.versions()[1].lines[0].addr, kCode + 0x103);
+  EXPECT_EQ(index_.version(1).lines()[0].addr, kCode + 0x103);
 }
 
 TEST(JitdumpUndecidedTest, EntryNearTheStartMeansNoShift) {
@@ -433,7 +433,7 @@ TEST(JitdumpUndecidedTest, EntryNearTheStartMeansNoShift) {
   // g's table is decisive (raw only: +4 < 0x40), so f's follows it.
   EXPECT_EQ(ReadJitdump(plain.bytes(), "x.dump", source, &index, &diagnostics).debug_infos_shifted,
             0);
-  EXPECT_EQ(index.versions()[0].lines[0].addr, kCode + 0x40);
+  EXPECT_EQ(index.version(0).lines()[0].addr, kCode + 0x40);
 }
 
 TEST_F(JitdumpTest, LineTableOutsideTheCodeIsDroppedAndReported) {
@@ -444,7 +444,7 @@ TEST_F(JitdumpTest, LineTableOutsideTheCodeIsDroppedAndReported) {
   JitdumpStats stats = Read(b.bytes());
   EXPECT_EQ(WarningCount(diagnostics_, "jitdump: line table outside code"), 1);
   EXPECT_EQ(stats.debug_infos_dropped, 1);
-  EXPECT_TRUE(index_.versions()[0].lines.empty());
+  EXPECT_TRUE(index_.version(0).lines().empty());
 }
 
 // The shape Node 20 wrote under Valgrind (tests/data/node/prof): real entries with a garbage file
@@ -459,12 +459,12 @@ TEST_F(JitdumpTest, CorruptNodeLineTableFallsBackToTheName) {
                   {kCode + 0x67, 5, 12, "Y"}})
       .CodeLoad(2, kCode, std::string(0x100, '\x90'), "JS:*fib /tmp/t/workload.js:4:13", 1);
   Read(b.bytes());
-  ASSERT_EQ(index_.versions().size(), 1u);
-  const CodeVersion& v = index_.versions()[0];
-  EXPECT_TRUE(v.lines.empty());
-  EXPECT_EQ(v.function_name, "fib");
-  EXPECT_EQ(v.source_file, "/tmp/t/workload.js");
-  EXPECT_EQ(v.source_line, 4u);
+  ASSERT_EQ(index_.size(), 1u);
+  const CodeVersion& v = index_.version(0);
+  EXPECT_TRUE(v.lines().empty());
+  EXPECT_EQ(v.function_name(), "fib");
+  EXPECT_EQ(v.source_file(), "/tmp/t/workload.js");
+  EXPECT_EQ(v.source_line(), 4u);
 }
 
 TEST_F(JitdumpTest, DebugInfoWaitsForItsLoad) {
@@ -475,9 +475,9 @@ TEST_F(JitdumpTest, DebugInfoWaitsForItsLoad) {
       .CodeLoad(3, kCode + 0x100, std::string(4, '\x90'), "b", 2)
       .DebugInfo(4, kCode + 0x900, {{kCode + 0x900, 1, 0, "c"}});
   JitdumpStats stats = Read(b.bytes());
-  EXPECT_TRUE(index_.versions()[0].lines.empty());
-  ASSERT_EQ(index_.versions()[1].lines.size(), 1u);
-  EXPECT_EQ(index_.versions()[1].lines[0].line_no, 9u);
+  EXPECT_TRUE(index_.version(0).lines().empty());
+  ASSERT_EQ(index_.version(1).lines().size(), 1u);
+  EXPECT_EQ(index_.version(1).lines()[0].line_no, 9u);
   EXPECT_EQ(stats.debug_infos_unmatched, 1);
   EXPECT_EQ(WarningCount(diagnostics_, "jitdump: unmatched debug info"), 1);
 }
@@ -488,10 +488,10 @@ TEST_F(JitdumpTest, CpythonSaltedTail) {
       .CodeLoad(1, kCode, std::string(32, '\x90'), "py::f:/a.py", 1)
       .CodeLoad(2, kCode + 32, std::string(5, '\x90'), "py::g:/a.py", 2);
   Read(b.bytes());
-  EXPECT_EQ(index_.versions()[0].salted_code_tail, 8u);
-  EXPECT_EQ(index_.versions()[1].salted_code_tail, 5u);
-  EXPECT_EQ(index_.versions()[0].function_name, "f");
-  EXPECT_EQ(index_.versions()[0].source_file, "/a.py");
+  EXPECT_EQ(index_.version(0).salted_code_tail(), 8u);
+  EXPECT_EQ(index_.version(1).salted_code_tail(), 5u);
+  EXPECT_EQ(index_.version(0).function_name(), "f");
+  EXPECT_EQ(index_.version(0).source_file(), "/a.py");
 }
 
 TEST_F(JitdumpTest, NonMonotonicTimestampsKeepFileOrder) {
@@ -502,7 +502,7 @@ TEST_F(JitdumpTest, NonMonotonicTimestampsKeepFileOrder) {
   JitdumpStats stats = Read(b.bytes());
   EXPECT_EQ(stats.scan.timestamp_decreases, 1);
   EXPECT_EQ(WarningCount(diagnostics_, "jitdump: timestamps not monotonic"), 1);
-  EXPECT_EQ(index_.Lookup(kCode)->raw_name, "second");
+  EXPECT_EQ(index_.Lookup(kCode)->raw_name(), "second");
 }
 
 TEST_F(JitdumpTest, LooksLikeJitdump) {

@@ -64,17 +64,16 @@ MoarCodeStats AttachMoarCode(std::vector<MoarCodeFile> files, uint32_t source, S
   std::sort(files.begin(), files.end(),
             [](const MoarCodeFile& a, const MoarCodeFile& b) { return a.number < b.number; });
   size_t next = 0;
-  for (size_t i = 0; i < index->versions().size(); ++i) {
-    if (index->versions()[i].source != source) continue;
+  for (size_t i = 0; i < index->size(); ++i) {
+    if (index->version(i).source() != source) continue;
     ++stats.lines;
     if (next >= files.size()) continue;
     MoarCodeFile& file = files[next++];
-    CodeVersion* v = index->mutable_version(i);
-    if (file.code.size() != v->size || file.code.empty()) {
+    if (file.code.size() != index->version(i).size() || file.code.empty()) {
       ++stats.size_mismatches;
       continue;
     }
-    v->code = index->Store(file.code);
+    index->SetCode(i, file.code);
     ++stats.paired;
   }
   if (stats.paired > 0) {

@@ -19,7 +19,7 @@ class MoarJitCodeTest : public ::testing::Test {
     other_ = index_.AddSource({"/tmp/perf-8.map", "perf-map", "perf-8.map", 0, 0});
   }
   void AddLine(uint64_t start, uint64_t size, uint32_t source) {
-    CodeVersion v;
+    CodeVersionSpec v;
     v.start = start;
     v.size = size;
     v.raw_name = "f";
@@ -42,10 +42,10 @@ TEST_F(MoarJitCodeTest, PairsFilesInNumberOrderWithTheMapLinesOfTheirSource) {
   EXPECT_EQ(stats.lines, 3);
   EXPECT_EQ(stats.paired, 3);
   EXPECT_EQ(stats.size_mismatches, 0);
-  EXPECT_EQ(index_.versions()[0].code, "\x90\xc3");
-  EXPECT_EQ(index_.versions()[1].code, "");  // another map
-  EXPECT_EQ(index_.versions()[2].code, "\x90\x90\xc3");
-  EXPECT_EQ(index_.versions()[3].code, "\xc3");
+  EXPECT_EQ(index_.version(0).code(), "\x90\xc3");
+  EXPECT_EQ(index_.version(1).code(), "");  // another map
+  EXPECT_EQ(index_.version(2).code(), "\x90\x90\xc3");
+  EXPECT_EQ(index_.version(3).code(), "\xc3");
   EXPECT_NE(index_.sources()[source_].elf_machine, 0u);
   EXPECT_EQ(index_.sources()[other_].elf_machine, 0u);
 }
@@ -58,7 +58,7 @@ TEST_F(MoarJitCodeTest, SizeMismatchLeavesTheLineWithoutCodeAndIsCounted) {
   EXPECT_EQ(stats.paired, 1);
   EXPECT_EQ(stats.size_mismatches, 1);
   EXPECT_EQ(stats.files, 3);
-  EXPECT_EQ(index_.versions()[1].code, "");
+  EXPECT_EQ(index_.version(1).code(), "");
 }
 
 TEST_F(MoarJitCodeTest, NothingPairedKeepsTheSourceWithoutMachine) {

@@ -164,7 +164,7 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
   std::string first_error;  // kept for the all-lines-bad message
   PerfMapLine entry;
   auto add = [&](const PerfMapLine& parsed) {
-    CodeVersion version;
+    CodeVersionSpec version;
     version.start = parsed.start;
     version.size = parsed.size;
     version.raw_name = parsed.name;
@@ -176,25 +176,9 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
     version.definition_line = location.line_no;
     version.definition_column = location.column;
     version.source = source;
-    index->Add(std::move(version));
+    index->Add(version);
     ++stats.entries;
   };
-  // One pass over the newlines first: reserving the versions up front spares moving every
-  // CodeVersion on each vector growth (a third of the load time for 1M lines).
-  size_t newlines = 0;
-  for (const char* p = bytes.data();
-       (p = static_cast<const char*>(std::memchr(p, '\n', bytes.data() + bytes.size() - p))) !=
-       nullptr;
-       ++p) {
-    ++newlines;
-    if (done_with && size_t(p - bytes.data()) >= next_done) {
-      done_with(next_done);
-      next_done += kDoneStep;
-    }
-  }
-  if (done_with) done_with(bytes.size());
-  next_done = kDoneStep;
-  index->Reserve(newlines + 1);
   size_t pos = 0;
   while (pos < bytes.size()) {
     const char* newline =
@@ -242,6 +226,7 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
                                      " entries, the first with its name "
                                      "cut off");
   }
+  if (done_with) done_with(bytes.size());
   if (stats.entries == 0 && stats.bad_lines > 0) {
     ThrowForFile(path, "not a perf map: none of its " + std::to_string(stats.bad_lines) +
                            " non-empty lines is `START SIZE name` (first: " + first_error + ")");

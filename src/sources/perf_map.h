@@ -45,8 +45,8 @@ struct PerfMapStats {
 /// "PATH:LINE: reason" under the kind "perf-map: bad line". A torn line gives both of its
 /// entries, the first with its name cut off, reported under "perf-map: torn line". Throws
 /// InputError only when the file has lines but none of them parses.
-/// `done_with(n)` (optional) is called every few megabytes, in each of the reader's two passes:
-/// the pass will not read bytes before offset n again.
+/// `done_with(n)` (optional) is called every few megabytes: the reader will not read bytes before
+/// offset n again.
 PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t source,
                          SymbolIndex* index, Diagnostics* diagnostics,
                          const std::function<void(size_t)>& done_with = {});

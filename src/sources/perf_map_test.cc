@@ -110,9 +110,9 @@ TEST_F(PerfMapTest, ThreeInterleavedWritersGiveThreeEntries) {
   EXPECT_EQ(stats.cut_names, 2);
   EXPECT_EQ(stats.recovered, 2);
   EXPECT_EQ(stats.bad_lines, 0);
-  EXPECT_EQ(index_.Lookup(0x1000)->raw_name, "first_cut");
-  EXPECT_EQ(index_.Lookup(0x2000)->raw_name, "second_cut");
-  EXPECT_EQ(index_.Lookup(0x3000)->raw_name, "third");
+  EXPECT_EQ(index_.Lookup(0x1000)->raw_name(), "first_cut");
+  EXPECT_EQ(index_.Lookup(0x2000)->raw_name(), "second_cut");
+  EXPECT_EQ(index_.Lookup(0x3000)->raw_name(), "third");
 }
 
 TEST_F(PerfMapTest, NumbersInNamesAreNotTornLines) {
@@ -135,28 +135,28 @@ TEST_F(PerfMapTest, ReadKeepsFileOrderAndCountsBadLines) {
   EXPECT_EQ(stats.blank_lines, 1);
   EXPECT_THAT(Messages(diagnostics_),
               ElementsAre("perf-1.map:3: expected hex start address, got 'zz'"));
-  ASSERT_EQ(index_.versions().size(), 3u);
+  ASSERT_EQ(index_.size(), 3u);
   auto all = index_.LookupAll(0x25);
   ASSERT_EQ(all.size(), 2u);
-  EXPECT_EQ(all[0]->raw_name, "second");  // duplicates stay, in file order
-  EXPECT_EQ(all[1]->raw_name, "second again");
-  EXPECT_EQ(index_.Lookup(0x25)->raw_name, "second again");
+  EXPECT_EQ(all[0]->raw_name(), "second");  // duplicates stay, in file order
+  EXPECT_EQ(all[1]->raw_name(), "second again");
+  EXPECT_EQ(index_.Lookup(0x25)->raw_name(), "second again");
   EXPECT_EQ(index_.sources()[0].records, 3);
 }
 
 TEST_F(PerfMapTest, LastLineWithoutNewline) {
   PerfMapStats stats = Read("10 10 a\n20 10 b");
   EXPECT_EQ(stats.entries, 2);
-  EXPECT_EQ(index_.Lookup(0x21)->raw_name, "b");
+  EXPECT_EQ(index_.Lookup(0x21)->raw_name(), "b");
 }
 
 TEST_F(PerfMapTest, NameConventionsFillLocation) {
   Read("59ed4102 26 LazyCompile:~REPLServer.self.writer repl.js:514\n");
   const CodeVersion* v = index_.Lookup(0x59ed4102);
   ASSERT_NE(v, nullptr);
-  EXPECT_EQ(v->function_name, "REPLServer.self.writer");
-  EXPECT_EQ(v->source_file, "repl.js");
-  EXPECT_EQ(v->source_line, 514u);
+  EXPECT_EQ(v->function_name(), "REPLServer.self.writer");
+  EXPECT_EQ(v->source_file(), "repl.js");
+  EXPECT_EQ(v->source_line(), 514u);
 }
 
 TEST_F(PerfMapTest, NothingParsesIsAnError) {
@@ -206,13 +206,13 @@ TEST_F(PerfMapTest, CorpusDdprofEdgeCases) {
                   "space"));
   const CodeVersion* first = index_.Lookup(0x7FB06149E6A0 + 0x1af);
   ASSERT_NE(first, nullptr);
-  EXPECT_EQ(first->size, 0x1b0u);
-  EXPECT_EQ(first->raw_name.size(), 1425u - 21);  // minus "00007FB06149E6A0 1b0 "
-  EXPECT_TRUE(first->raw_name.starts_with("int32 [System.Private.CoreLib] System.SpanHelpers::"));
+  EXPECT_EQ(first->size(), 0x1b0u);
+  EXPECT_EQ(first->raw_name().size(), 1425u - 21);  // minus "00007FB06149E6A0 1b0 "
+  EXPECT_TRUE(first->raw_name().starts_with("int32 [System.Private.CoreLib] System.SpanHelpers::"));
   EXPECT_EQ(index_.Lookup(0x7FB06149E6A0 + 0x1b0), nullptr);
   const CodeVersion* second = index_.Lookup(0x7FB0614A7BE0);
   ASSERT_NE(second, nullptr);
-  EXPECT_EQ(second->raw_name,
+  EXPECT_EQ(second->raw_name(),
             "bool [System.Private.CoreLib] System.SpanHelpers::Contains(char&,char,int32)"
             "[OptimizedTier1]");
 }
@@ -228,15 +228,15 @@ TEST_F(PerfMapTest, CorpusDotnet) {
   // Lines 1416 and 1418 both claim 00007FB0619D21F8 (8 bytes); line 1417 sits just after.
   auto all = index_.LookupAll(0x7FB0619D21F8 + 7);
   ASSERT_EQ(all.size(), 2u);
-  EXPECT_EQ(all[0]->raw_name, "stub<1324> AllocateTemporaryEntryPoints<PRECODE_FIXUP>");
-  EXPECT_EQ(all[1]->raw_name, "stub<1326> AllocateTemporaryEntryPoints<PRECODE_FIXUP>");
-  EXPECT_EQ(index_.Lookup(0x7FB0619D2208)->raw_name,
+  EXPECT_EQ(all[0]->raw_name(), "stub<1324> AllocateTemporaryEntryPoints<PRECODE_FIXUP>");
+  EXPECT_EQ(all[1]->raw_name(), "stub<1326> AllocateTemporaryEntryPoints<PRECODE_FIXUP>");
+  EXPECT_EQ(index_.Lookup(0x7FB0619D2208)->raw_name(),
             "stub<1325> AllocateTemporaryEntryPoints<PRECODE_FIXUP>");
   const CodeVersion* first = index_.Lookup(0x7FB061490018);
   ASSERT_NE(first, nullptr);
-  EXPECT_EQ(first->size, 0x48u);
-  EXPECT_EQ(first->raw_name, "stub<1> AllocateTemporaryEntryPoints<PRECODE_FIXUP>");
-  EXPECT_EQ(first->function_name, first->raw_name);  // no location convention
+  EXPECT_EQ(first->size(), 0x48u);
+  EXPECT_EQ(first->raw_name(), "stub<1> AllocateTemporaryEntryPoints<PRECODE_FIXUP>");
+  EXPECT_EQ(first->function_name(), first->raw_name());  // no location convention
 }
 
 TEST_F(PerfMapTest, CorpusCpythonTornLine) {
@@ -257,20 +257,20 @@ TEST_F(PerfMapTest, CorpusCpythonTornLine) {
                           "off"));
   const CodeVersion* cut = index_.Lookup(0x7fbf1fc215ee);
   ASSERT_NE(cut, nullptr);
-  EXPECT_EQ(cut->size, 0xbu);
-  EXPECT_EQ(cut->raw_name, "py::_getuserbase.<locals>.joinuser:<frozen sitej");
-  EXPECT_EQ(cut->function_name, "_getuserbase.<locals>.joinuser");
+  EXPECT_EQ(cut->size(), 0xbu);
+  EXPECT_EQ(cut->raw_name(), "py::_getuserbase.<locals>.joinuser:<frozen sitej");
+  EXPECT_EQ(cut->function_name(), "_getuserbase.<locals>.joinuser");
   const CodeVersion* salvaged = index_.Lookup(0x7fbf1fc215f9);
   ASSERT_NE(salvaged, nullptr);
-  EXPECT_EQ(salvaged->size, 0xbu);
-  EXPECT_EQ(salvaged->function_name, "expanduser");
-  EXPECT_EQ(salvaged->source_file, "<frozen posixpath>");
+  EXPECT_EQ(salvaged->size(), 0xbu);
+  EXPECT_EQ(salvaged->function_name(), "expanduser");
+  EXPECT_EQ(salvaged->source_file(), "<frozen posixpath>");
   const CodeVersion* first = index_.Lookup(0x7fbf1fc21000);
   ASSERT_NE(first, nullptr);
-  EXPECT_EQ(first->raw_name, "py::_find_and_load:<frozen importlib._bootstrap>");
-  EXPECT_EQ(first->function_name, "_find_and_load");
-  EXPECT_EQ(first->source_file, "<frozen importlib._bootstrap>");
-  EXPECT_EQ(index_.Lookup(0x7fbf1fc21000 + 0xb)->function_name, "_ModuleLockManager.__init__");
+  EXPECT_EQ(first->raw_name(), "py::_find_and_load:<frozen importlib._bootstrap>");
+  EXPECT_EQ(first->function_name(), "_find_and_load");
+  EXPECT_EQ(first->source_file(), "<frozen importlib._bootstrap>");
+  EXPECT_EQ(index_.Lookup(0x7fbf1fc21000 + 0xb)->function_name(), "_ModuleLockManager.__init__");
 }
 
 TEST_F(PerfMapTest, CorpusNodeUnsorted) {
@@ -281,18 +281,18 @@ TEST_F(PerfMapTest, CorpusNodeUnsorted) {
   EXPECT_EQ(stats.bad_lines, 0);
   const CodeVersion* regexp = index_.Lookup(0x3ef414c0 + 0x397);
   ASSERT_NE(regexp, nullptr);
-  EXPECT_EQ(regexp->raw_name, "RegExp:[{(]");
-  EXPECT_EQ(regexp->source_file, "");
+  EXPECT_EQ(regexp->raw_name(), "RegExp:[{(]");
+  EXPECT_EQ(regexp->source_file(), "");
   const CodeVersion* native = index_.Lookup(0x4edd30ea);
   ASSERT_NE(native, nullptr);
-  EXPECT_EQ(native->function_name, "lastIndexOf");
-  EXPECT_EQ(native->source_file, "native array.js");
-  EXPECT_EQ(native->source_line, 618u);
+  EXPECT_EQ(native->function_name(), "lastIndexOf");
+  EXPECT_EQ(native->source_file(), "native array.js");
+  EXPECT_EQ(native->source_line(), 618u);
   const CodeVersion* last = index_.Lookup(0x4edd7132);
   ASSERT_NE(last, nullptr);
-  EXPECT_EQ(last->function_name, "process.kill");
-  EXPECT_EQ(last->source_file, "internal/process/per_thread.js");
-  EXPECT_EQ(last->source_line, 173u);
+  EXPECT_EQ(last->function_name(), "process.kill");
+  EXPECT_EQ(last->source_file(), "internal/process/per_thread.js");
+  EXPECT_EQ(last->source_line(), 173u);
 }
 
 TEST_F(PerfMapTest, CorpusNodeNameWithNewline) {
@@ -305,13 +305,13 @@ TEST_F(PerfMapTest, CorpusNodeNameWithNewline) {
   EXPECT_TRUE(Messages(diagnostics_)[0].starts_with("perf-9.map:2: expected hex start address"));
   const CodeVersion* script = index_.Lookup(0xd63be533e90);
   ASSERT_NE(script, nullptr);
-  EXPECT_EQ(script->function_name, "(script)");
-  EXPECT_EQ(script->source_file, "evalmachine.<anonymous>");
-  EXPECT_EQ(script->source_line, 1u);
+  EXPECT_EQ(script->function_name(), "(script)");
+  EXPECT_EQ(script->source_file(), "evalmachine.<anonymous>");
+  EXPECT_EQ(script->source_line(), 1u);
   const CodeVersion* optimized = index_.Lookup(0x7235dc0 + 0x337);
   ASSERT_NE(optimized, nullptr);
-  EXPECT_EQ(optimized->function_name, "getPotentialParent");
-  EXPECT_EQ(optimized->source_line, 764u);
+  EXPECT_EQ(optimized->function_name(), "getPotentialParent");
+  EXPECT_EQ(optimized->source_line(), 764u);
 }
 
 }  // namespace

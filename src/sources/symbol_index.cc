@@ -9,29 +9,48 @@
 // question (src/resolve/), not the index's.
 #include <algorithm>
 #include <cassert>
-#include <functional>
+#include <stdexcept>
+#include <string>
 
 #include "cg_inject/symbols.h"
-#include "sources/arena.h"
+#include "sources/version_store.h"
 
 namespace cg_inject {
 
-const LineEntry* CodeVersion::LookupLine(uint64_t addr) const {
-  if (!Contains(addr)) return nullptr;
-  auto it = std::upper_bound(lines.begin(), lines.end(), addr,
-                             [](uint64_t a, const LineEntry& entry) { return a < entry.addr; });
-  if (it == lines.begin()) return nullptr;
-  return &*(it - 1);
+static_assert(sizeof(CodeVersion) == 48, "see version_store.h");
+
+namespace {
+// The end of version `v`, saturated (a range may reach the top of the address space).
+uint64_t EndOf(const CodeVersion& v) {
+  const uint64_t start = v.start(), size = v.size();
+  return size > UINT64_MAX - start ? UINT64_MAX : start + size;
 }
+}  // namespace
 
 struct SymbolIndex::Tree {
-  // Most JIT code ranges overlap nothing. Those live in a flat array searched by binary search
-  // on an 8-byte-per-entry start array (one cache line per step); only ranges that overlap
-  // another go into the interval tree, which is then small and stays in cache. With everything in
-  // the tree, 1M lookups over 1M symbols took twice as long (two cache misses per level).
-  std::vector<uint64_t> lone_starts;
-  struct Cold;
-  std::vector<Cold> lone;
+  // (start, version, size): 16 bytes, sorted in Finish and then kept for the lone ranges. The
+  // size (UINT32_MAX: see the version) spares a lookup the version's record: with the end read
+  // from the 48-byte records, 1M random lookups took twice as long (a cache and TLB miss more).
+  struct Node {
+    uint64_t start = 0;
+    uint32_t version = 0;  // load order
+    uint32_t size = 0;     // UINT32_MAX: as large or larger; read the version
+    static Node Of(const CodeVersion& v, uint32_t version) {
+      const uint64_t size = v.size();
+      return {v.start(), version, size < UINT32_MAX ? static_cast<uint32_t>(size) : UINT32_MAX};
+    }
+  };
+  // Most JIT code ranges overlap nothing. Those live in a flat array searched by binary search;
+  // only ranges that overlap another go into the interval tree, which is then small and stays in
+  // cache. With everything in the tree, 1M lookups over 1M symbols took twice as long (two cache
+  // misses per level).
+  std::vector<Node> lone;
+  const VersionStore* store = nullptr;
+  // The node's end, saturated as EndOf(CodeVersion).
+  uint64_t EndOf(const Node& n) const {
+    if (n.size == UINT32_MAX) return cg_inject::EndOf(store->at(n.version));
+    return n.size > UINT64_MAX - n.start ? UINT64_MAX : n.start + n.size;
+  }
   // The interval tree over overlapping ranges. What a query touches at every step (Hot) is kept
   // apart from what it reads only for candidates (Cold).
   struct Hot {
@@ -41,7 +60,7 @@ struct SymbolIndex::Tree {
   // Only read for nodes whose start is at or below the address.
   struct Cold {
     uint64_t end = 0;
-    uint32_t version = 0;  // index into versions_ (= load order)
+    uint32_t version = 0;  // load order
   };
   std::vector<Hot> hot;
   std::vector<Cold> cold;
@@ -83,10 +102,11 @@ void SymbolIndex::Tree::Build() {
 
 template <typename Visit>
 void SymbolIndex::Tree::Query(uint64_t addr, Visit&& visit) const {
-  auto after = std::upper_bound(lone_starts.begin(), lone_starts.end(), addr);
-  if (after != lone_starts.begin()) {
-    const Cold& candidate = lone[static_cast<size_t>(after - lone_starts.begin()) - 1];
-    if (addr < candidate.end) visit(candidate.version);
+  auto after = std::upper_bound(lone.begin(), lone.end(), addr,
+                                [](uint64_t a, const Node& node) { return a < node.start; });
+  if (after != lone.begin()) {
+    const Node& candidate = *(after - 1);
+    if (addr < EndOf(candidate)) visit(candidate.version);
   }
   const size_t n = hot.size();
   if (n == 0) return;
@@ -118,42 +138,10 @@ void SymbolIndex::Tree::Query(uint64_t addr, Visit&& visit) const {
   }
 }
 
-// What the versions' views point into. Names are copied once per version (they are what makes
-// a version distinct); file names are interned (every function of a module names its file);
-// code bytes and names inside an adopted jitdump are referenced where they are.
-struct SymbolIndex::Storage {
-  Arena arena;
-  StringPool pool{&arena};  // file names and made-up function names
-  struct Adopted {
-    std::shared_ptr<const void> owner;
-    std::string_view bytes;
-  };
-  std::vector<Adopted> adopted;
-
-  bool IsAdopted(std::string_view bytes) const {
-    if (bytes.empty()) return true;
-    std::less<const char*> before;
-    for (const Adopted& a : adopted) {
-      const char* begin = a.bytes.data();
-      const char* end = begin + a.bytes.size();
-      if (!before(bytes.data(), begin) && !before(end, bytes.data() + bytes.size())) return true;
-    }
-    return false;
-  }
-  std::string_view Keep(std::string_view bytes) {
-    return IsAdopted(bytes) ? bytes : arena.Copy(bytes);
-  }
-  std::span<const std::string_view> KeepFiles(std::span<const std::string_view> files) {
-    if (files.empty()) return {};
-    std::string_view* out = static_cast<std::string_view*>(
-        arena.Allocate(files.size_bytes(), alignof(std::string_view)));
-    for (size_t i = 0; i < files.size(); ++i) new (out + i) std::string_view(pool.Intern(files[i]));
-    return {out, files.size()};
-  }
-};
-
 SymbolIndex::SymbolIndex()
-    : tree_(std::make_unique<Tree>()), storage_(std::make_unique<Storage>()) {}
+    : store_(std::make_unique<VersionStore>()), tree_(std::make_unique<Tree>()) {
+  tree_->store = store_.get();
+}
 SymbolIndex::~SymbolIndex() = default;
 
 std::string_view SymbolIndex::AdoptBuffer(std::string bytes) {
@@ -164,89 +152,90 @@ std::string_view SymbolIndex::AdoptBuffer(std::string bytes) {
 }
 
 void SymbolIndex::AdoptBytes(std::shared_ptr<const void> owner, std::string_view bytes) {
-  storage_->adopted.push_back({std::move(owner), bytes});
+  store_->adopted.push_back({std::move(owner), bytes});
 }
-
-std::string_view SymbolIndex::Store(std::string_view bytes) { return storage_->Keep(bytes); }
 
 uint32_t SymbolIndex::AddSource(SymbolSourceInfo info) {
   sources_.push_back(std::move(info));
   return static_cast<uint32_t>(sources_.size() - 1);
 }
 
-uint32_t SymbolIndex::Add(CodeVersion version) {
-  if (version.function_id == 0) {
-    version.function_id = next_function_id_++;
-  } else if (version.function_id >= next_function_id_) {
-    next_function_id_ = version.function_id + 1;
-  }
-  version.load_order = versions_.size();
-  if (version.source < sources_.size()) ++sources_[version.source].records;
-  // Into the index's storage (see CodeVersion). The readable name is usually a piece of the raw
-  // name (V8's `LazyCompile:~f file.js:1` gives `LazyCompile:~f`) and then costs nothing more;
-  // made-up ones (`(anonymous)`) repeat and are interned.
-  Storage& storage = *storage_;
-  const std::string_view raw = version.raw_name;
-  version.raw_name = storage.arena.Copy(raw);
-  // Any occurrence will do: equal bytes are an equal name (readers parse the name into a string
-  // of their own, so the function name does not point into the raw name even when it is a piece).
-  const std::string_view function = version.function_name;
-  if (size_t at = function.empty() ? std::string_view::npos : raw.find(function);
-      at != std::string_view::npos) {
-    version.function_name = version.raw_name.substr(at, function.size());
-  } else {
-    version.function_name = storage.pool.Intern(function);
-  }
-  version.source_file = storage.pool.Intern(version.source_file);
-  version.code = storage.Keep(version.code);
-  version.files = storage.KeepFiles(version.files);
-  version.lines = storage.arena.CopyArray(version.lines);
+uint32_t SymbolIndex::Add(const CodeVersionSpec& version) {
   uint32_t id = version.function_id;
-  versions_.push_back(std::move(version));
+  if (id == 0) {
+    id = next_function_id_++;
+  } else if (id >= next_function_id_) {
+    next_function_id_ = id + 1;
+  }
+  if (version.source < sources_.size()) ++sources_[version.source].records;
+  store_->Append(size_, version, id);
+  ++size_;
   return id;
+}
+
+const CodeVersion& SymbolIndex::version(size_t i) const { return store_->at(i); }
+CodeVersion* SymbolIndex::mutable_version(size_t i) {
+  if (i >= size_) throw std::out_of_range("SymbolIndex: no version " + std::to_string(i));
+  return &store_->at(i);
+}
+
+void SymbolIndex::SetCode(size_t i, std::string_view code) {
+  store_->SideOf(mutable_version(i)).code = store_->Keep(code);
 }
 
 void SymbolIndex::SetLineTable(size_t i, std::span<const std::string_view> files,
                                std::span<const LineEntry> lines) {
-  CodeVersion& version = versions_.at(i);
-  version.files = storage_->KeepFiles(files);
-  version.lines = storage_->arena.CopyArray(lines);
+  VersionSide& side = store_->SideOf(mutable_version(i));
+  side.files = store_->KeepFiles(files);
+  side.lines = store_->arena.CopyArray(lines);
 }
 
-void SymbolIndex::Reserve(size_t versions) { versions_.reserve(versions_.size() + versions); }
+void SymbolIndex::SetSourceLine(size_t i, std::string_view file, uint32_t line) {
+  CodeVersion* v = mutable_version(i);
+  store_->SideOf(v).source_line = line;
+  v->file_ = store_->Intern(file);
+}
 
 void SymbolIndex::Finish() {
-  // (start, version) sorted: 16 bytes per version where a copy of (start, end, version) took 24
-  // (80 MB less for 10 million versions). The start is in the node so the sort compares without
-  // reaching into the 160-byte versions (sorting bare indices that way took twice as long); the
-  // end is read from the version in the linear passes below.
-  struct Node {
-    uint64_t start;
-    uint32_t version;
-  };
-  std::vector<Node> nodes(versions_.size());
+  // Sorted by start, ties in load order. The start is in the node so the sort compares without
+  // reaching into the versions (sorting bare indices that way took twice as long).
+  using Node = Tree::Node;
+  std::vector<Node> nodes(size_);
   for (size_t i = 0; i < nodes.size(); ++i)
-    nodes[i] = {versions_[i].start, static_cast<uint32_t>(i)};
+    nodes[i] = Node::Of(store_->at(i), static_cast<uint32_t>(i));
   std::sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) {
     return a.start != b.start ? a.start < b.start : a.version < b.version;
   });
-  auto end_of = [&](uint32_t i) {
-    const CodeVersion& v = versions_[i];
-    return v.size > UINT64_MAX - v.start ? UINT64_MAX : v.start + v.size;
-  };
-  struct Order {  // order[i]: the version of the i-th node, as the passes below read it
-    const std::vector<Node>& nodes;
-    uint32_t operator[](size_t i) const { return nodes[i].version; }
-    size_t size() const { return nodes.size(); }
-  } order{nodes};
+  auto start_of = [&](size_t node) { return nodes[node].start; };
+  auto end_of = [&](size_t node) { return tree_->EndOf(nodes[node]); };
+  auto function_of = [&](size_t node) { return store_->at(nodes[node].version).function_id(); };
+
+  // Code reuse: count clusters of overlapping ranges that hold more than one function.
+  reused_ranges_ = 0;
+  for (size_t i = 0; i < nodes.size();) {
+    if (start_of(i) == end_of(i)) {
+      ++i;
+      continue;
+    }
+    uint64_t cluster_end = end_of(i);
+    uint32_t first_function = function_of(i);
+    bool mixed = false;
+    for (++i; i < nodes.size() && start_of(i) < cluster_end; ++i) {
+      if (start_of(i) == end_of(i)) continue;
+      cluster_end = std::max(cluster_end, end_of(i));
+      if (function_of(i) != first_function) mixed = true;
+    }
+    if (mixed) ++reused_ranges_;
+  }
+
   // Split off the ranges that overlap no other one (see Tree). Empty ranges cover nothing.
-  std::vector<bool> overlaps(order.size(), false);
+  std::vector<bool> overlaps(nodes.size(), false);
   size_t overlapping = 0;
   {
     uint64_t reach = 0;  // largest end so far
     size_t reach_node = SIZE_MAX;
-    for (size_t i = 0; i < order.size(); ++i) {
-      const uint64_t start = versions_[order[i]].start, end = end_of(order[i]);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const uint64_t start = start_of(i), end = end_of(i);
       if (start == end) continue;
       if (reach_node != SIZE_MAX && start < reach) {
         overlapping += !overlaps[i] + !overlaps[reach_node];
@@ -259,45 +248,26 @@ void SymbolIndex::Finish() {
       }
     }
   }
-  tree_->lone_starts.clear();
-  tree_->lone.clear();
   tree_->hot.clear();
   tree_->cold.clear();
   tree_->hot.reserve(overlapping);
   tree_->cold.reserve(overlapping);
-  tree_->lone_starts.reserve(order.size() - overlapping);
-  tree_->lone.reserve(order.size() - overlapping);
-  for (size_t i = 0; i < order.size(); ++i) {
-    const uint64_t start = versions_[order[i]].start, end = end_of(order[i]);
+  // The lone nodes stay where they are, moved to the front: no second array of them.
+  size_t lone = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const uint64_t start = start_of(i), end = end_of(i);
     if (start == end) continue;
     if (overlaps[i]) {
       tree_->hot.push_back({start, 0});
-      tree_->cold.push_back({end, order[i]});
+      tree_->cold.push_back({end, nodes[i].version});
     } else {
-      tree_->lone_starts.push_back(start);
-      tree_->lone.push_back({end, order[i]});
+      nodes[lone++] = nodes[i];
     }
   }
+  nodes.resize(lone);
+  if (lone < nodes.capacity() / 2) nodes.shrink_to_fit();
+  tree_->lone = std::move(nodes);
   tree_->Build();
-
-  // Code reuse: count clusters of overlapping ranges that hold more than one function.
-  reused_ranges_ = 0;
-  size_t i = 0;
-  while (i < order.size()) {
-    if (versions_[order[i]].start == end_of(order[i])) {
-      ++i;
-      continue;
-    }
-    uint64_t cluster_end = end_of(order[i]);
-    uint32_t first_function = versions_[order[i]].function_id;
-    bool mixed = false;
-    for (++i; i < order.size() && versions_[order[i]].start < cluster_end; ++i) {
-      if (versions_[order[i]].start == end_of(order[i])) continue;
-      cluster_end = std::max(cluster_end, end_of(order[i]));
-      if (versions_[order[i]].function_id != first_function) mixed = true;
-    }
-    if (mixed) ++reused_ranges_;
-  }
 }
 
 std::vector<const CodeVersion*> SymbolIndex::LookupAll(uint64_t addr) const {
@@ -306,7 +276,7 @@ std::vector<const CodeVersion*> SymbolIndex::LookupAll(uint64_t addr) const {
   std::sort(found.begin(), found.end());
   std::vector<const CodeVersion*> result;
   result.reserve(found.size());
-  for (uint32_t index : found) result.push_back(&versions_[index]);
+  for (uint32_t index : found) result.push_back(&store_->at(index));
   return result;
 }
 
@@ -314,7 +284,7 @@ const CodeVersion* SymbolIndex::Lookup(uint64_t addr) const {
   // No allocation: only the latest-loaded match is kept.
   int64_t latest = -1;
   tree_->Query(addr, [&](uint32_t version) { latest = std::max<int64_t>(latest, version); });
-  return latest < 0 ? nullptr : &versions_[static_cast<size_t>(latest)];
+  return latest < 0 ? nullptr : &store_->at(static_cast<size_t>(latest));
 }
 
 }  // namespace cg_inject

@@ -12,9 +12,9 @@ using ::testing::ElementsAre;
 
 // Views into `name` and `code`: Add copies them, so they need to outlive only the full
 // expression that adds the version.
-CodeVersion Version(uint64_t start, uint64_t size, std::string_view name, uint32_t source = 0,
-                    std::string_view code = "") {
-  CodeVersion v;
+CodeVersionSpec Version(uint64_t start, uint64_t size, std::string_view name, uint32_t source = 0,
+                        std::string_view code = "") {
+  CodeVersionSpec v;
   v.start = start;
   v.size = size;
   v.raw_name = name;
@@ -26,7 +26,7 @@ CodeVersion Version(uint64_t start, uint64_t size, std::string_view name, uint32
 
 std::vector<std::string> Names(const std::vector<const CodeVersion*>& versions) {
   std::vector<std::string> names;
-  for (const CodeVersion* v : versions) names.emplace_back(v->raw_name);
+  for (const CodeVersion* v : versions) names.push_back(v->raw_name());
   return names;
 }
 
@@ -45,9 +45,9 @@ TEST(SymbolIndexTest, RangesAreHalfOpen) {
   index.Add(Version(0x200, 0, "empty"));
   index.Finish();
   EXPECT_EQ(index.Lookup(0xff), nullptr);
-  EXPECT_EQ(index.Lookup(0x100)->raw_name, "a");
-  EXPECT_EQ(index.Lookup(0x10f)->raw_name, "a");
-  EXPECT_EQ(index.Lookup(0x110)->raw_name, "b");
+  EXPECT_EQ(index.Lookup(0x100)->raw_name(), "a");
+  EXPECT_EQ(index.Lookup(0x10f)->raw_name(), "a");
+  EXPECT_EQ(index.Lookup(0x110)->raw_name(), "b");
   EXPECT_EQ(index.Lookup(0x120), nullptr);
   EXPECT_EQ(index.Lookup(0x200), nullptr);  // a zero-size entry covers nothing
 }
@@ -61,17 +61,31 @@ TEST(SymbolIndexTest, OverlapsComeInLoadOrder) {
   index.Finish();
   EXPECT_THAT(Names(index.LookupAll(0x185)),
               ElementsAre("outer", "inner, later", "outer again", "wide"));
-  EXPECT_EQ(index.Lookup(0x185)->raw_name, "wide");
+  EXPECT_EQ(index.Lookup(0x185)->raw_name(), "wide");
   EXPECT_THAT(Names(index.LookupAll(0x60)), ElementsAre("wide"));
-  EXPECT_EQ(index.versions()[2].load_order, 2u);
+  EXPECT_EQ(index.version(2).load_order(), 2u);
+  EXPECT_EQ(&index.version(2), index.LookupAll(0x185)[2]);
 }
 
 TEST(SymbolIndexTest, TopOfAddressSpace) {
   SymbolIndex index;
   index.Add(Version(UINT64_MAX - 0x10, 0x10, "top"));
   index.Finish();
-  EXPECT_EQ(index.Lookup(UINT64_MAX - 1)->raw_name, "top");
+  EXPECT_EQ(index.Lookup(UINT64_MAX - 1)->raw_name(), "top");
   EXPECT_EQ(index.Lookup(UINT64_MAX), nullptr);
+}
+
+TEST(SymbolIndexTest, RangePastTheTopEndsThere) {
+  // A size that would wrap is cut at the top of the address space, whether the lookup node holds
+  // the size or refers to the version for it (4 GB and more).
+  for (uint64_t size : {uint64_t{0x10}, uint64_t{1} << 33}) {
+    SymbolIndex index;
+    index.Add(Version(UINT64_MAX - 1, size, "top"));
+    index.Finish();
+    EXPECT_EQ(index.Lookup(UINT64_MAX - 1)->raw_name(), "top");
+    EXPECT_EQ(index.Lookup(UINT64_MAX), nullptr);
+    EXPECT_TRUE(index.LookupAll(UINT64_MAX).empty());
+  }
 }
 
 TEST(SymbolIndexTest, AgreesWithBruteForce) {
@@ -103,14 +117,14 @@ TEST(SymbolIndexTest, FunctionIds) {
   SymbolIndex index;
   uint32_t a = index.Add(Version(0, 1, "a"));
   uint32_t b = index.Add(Version(1, 1, "b"));
-  CodeVersion moved = Version(2, 1, "a");
+  CodeVersionSpec moved = Version(2, 1, "a");
   moved.function_id = a;
-  EXPECT_EQ(index.Add(std::move(moved)), a);
+  EXPECT_EQ(index.Add(moved), a);
   EXPECT_NE(a, b);
   EXPECT_NE(a, 0u);
-  CodeVersion explicit_id = Version(3, 1, "c");
+  CodeVersionSpec explicit_id = Version(3, 1, "c");
   explicit_id.function_id = 100;
-  EXPECT_EQ(index.Add(std::move(explicit_id)), 100u);
+  EXPECT_EQ(index.Add(explicit_id), 100u);
   EXPECT_EQ(index.Add(Version(4, 1, "d")), 101u);  // fresh ids never collide with given ones
 }
 
@@ -130,13 +144,13 @@ TEST(SymbolIndexTest, ReusedRanges) {
   SymbolIndex index;
   uint32_t f = index.Add(Version(0x100, 0x20, "f"));
   index.Add(Version(0x110, 0x20, "g"));  // overlaps f: code reuse
-  CodeVersion f_again = Version(0x100, 0x20, "f");
+  CodeVersionSpec f_again = Version(0x100, 0x20, "f");
   f_again.function_id = f;
-  index.Add(std::move(f_again));
+  index.Add(f_again);
   uint32_t h = index.Add(Version(0x400, 0x20, "h"));
-  CodeVersion h_again = Version(0x400, 0x20, "h");
+  CodeVersionSpec h_again = Version(0x400, 0x20, "h");
   h_again.function_id = h;  // the same function loaded twice is not reuse
-  index.Add(std::move(h_again));
+  index.Add(h_again);
   index.Add(Version(0x800, 0x20, "alone"));
   index.Finish();
   EXPECT_EQ(index.reused_ranges(), 1);
@@ -153,7 +167,7 @@ TEST(SymbolIndexTest, AddCopiesViewsIntoItsStorage) {
     std::vector<std::string> files = {"/app/a.js", "/app/b.js"};
     std::vector<std::string_view> file_views(files.begin(), files.end());
     std::vector<LineEntry> lines = {{0x100, 3, 0, 0}, {0x101, 4, 0, 1}};
-    CodeVersion v;
+    CodeVersionSpec v;
     v.start = 0x100;
     v.size = 2;
     v.raw_name = raw;
@@ -174,48 +188,57 @@ TEST(SymbolIndexTest, AddCopiesViewsIntoItsStorage) {
       s->assign(s->size(), '#');
   }
   index.Finish();
-  const std::vector<CodeVersion>& v = index.versions();
-  ASSERT_EQ(v.size(), 3u);
-  EXPECT_EQ(v[0].raw_name, "LazyCompile:~f /app/a.js:3");
-  EXPECT_EQ(v[0].function_name, "LazyCompile:~f");
-  EXPECT_EQ(v[0].function_name.data(), v[0].raw_name.data());  // a piece of the raw name
-  EXPECT_EQ(v[0].source_file, "/app/a.js");
-  EXPECT_EQ(v[0].code, std::string_view("\x90\xc3", 2));
-  ASSERT_EQ(v[0].files.size(), 2u);
-  EXPECT_EQ(v[0].files[1], "/app/b.js");
-  EXPECT_EQ(v[0].files[0].data(), v[0].source_file.data());  // file names interned
-  ASSERT_EQ(v[0].lines.size(), 2u);
-  EXPECT_EQ(v[0].lines[1].line_no, 4u);
-  EXPECT_EQ(v[0].LookupLine(0x101)->file_index, 1u);
-  EXPECT_EQ(v[1].function_name, "(anonymous)");
-  EXPECT_EQ(v[1].function_name.data(), v[2].function_name.data());  // made-up names interned
-  EXPECT_TRUE(v[1].lines.empty());
+  ASSERT_EQ(index.size(), 3u);
+  const CodeVersion* v[] = {&index.version(0), &index.version(1), &index.version(2)};
+  EXPECT_EQ(v[0]->raw_name(), "LazyCompile:~f /app/a.js:3");
+  EXPECT_EQ(v[0]->function_name(), "LazyCompile:~f");
+  EXPECT_EQ(v[0]->function_name().data(), v[0]->stored_name().data());  // a piece of the name
+  EXPECT_EQ(v[0]->source_file(), "/app/a.js");
+  EXPECT_EQ(v[0]->code(), std::string_view("\x90\xc3", 2));
+  ASSERT_EQ(v[0]->files().size(), 2u);
+  EXPECT_EQ(v[0]->files()[1], "/app/b.js");
+  EXPECT_EQ(v[0]->files()[0].data(), v[0]->source_file().data());  // file names interned
+  ASSERT_EQ(v[0]->lines().size(), 2u);
+  EXPECT_EQ(v[0]->lines()[1].line_no, 4u);
+  EXPECT_EQ(v[0]->LookupLine(0x101)->file_index, 1u);
+  EXPECT_EQ(v[1]->function_name(), "(anonymous)");
+  EXPECT_EQ(v[1]->function_name().data(), v[2]->function_name().data());  // made-up: interned
+  EXPECT_TRUE(v[1]->lines().empty());
 }
 
 TEST(SymbolIndexTest, AdoptedBufferIsReferencedNotCopied) {
   SymbolIndex index;
   std::string_view dump = index.AdoptBuffer(std::string("f\0\x90\x90\xc3", 5));
-  CodeVersion v;
+  CodeVersionSpec v;
   v.start = 0x100;
   v.size = 3;
   v.raw_name = dump.substr(0, 1);
   v.code = dump.substr(2);
   index.Add(v);
-  EXPECT_EQ(index.versions()[0].code.data(), dump.data() + 2);
+  index.Add(v);
+  EXPECT_EQ(index.version(0).code().data(), dump.data() + 2);
   // Names are copied all the same: every version's is read, so they should not keep an adopted
   // file mapping resident.
-  EXPECT_EQ(index.versions()[0].raw_name, "f");
-  EXPECT_NE(index.versions()[0].raw_name.data(), dump.data());
-  std::string_view stored = index.Store("abc");
-  EXPECT_EQ(stored, "abc");
+  EXPECT_EQ(index.version(0).raw_name(), "f");
+  EXPECT_NE(index.version(0).stored_name().data(), dump.data());
+  // SetCode references adopted bytes too, and copies others.
+  index.SetCode(1, dump.substr(3));
+  EXPECT_EQ(index.version(1).code().data(), dump.data() + 3);
+  std::string elsewhere = "\x90\xc3";
+  index.SetCode(1, elsewhere);
+  elsewhere.assign(2, '#');
+  EXPECT_EQ(index.version(1).code(), "\x90\xc3");
 }
 
 TEST(SymbolIndexTest, LookupLine) {
-  CodeVersion v = Version(0x100, 0x20, "f");
+  SymbolIndex index;
+  CodeVersionSpec spec = Version(0x100, 0x20, "f");
   const std::string_view files[] = {"a.js"};
   const LineEntry lines[] = {{0x100, 1, 0, 0}, {0x108, 2, 0, 0}, {0x110, 3, 0, 0}};
-  v.files = files;
-  v.lines = lines;
+  spec.files = files;
+  spec.lines = lines;
+  index.Add(spec);
+  const CodeVersion& v = index.version(0);
   EXPECT_EQ(v.LookupLine(0xff), nullptr);
   EXPECT_EQ(v.LookupLine(0x100)->line_no, 1u);
   EXPECT_EQ(v.LookupLine(0x107)->line_no, 1u);
@@ -223,7 +246,7 @@ TEST(SymbolIndexTest, LookupLine) {
   EXPECT_EQ(v.LookupLine(0x11f)->line_no, 3u);
   EXPECT_EQ(v.LookupLine(0x120), nullptr);
   const LineEntry late[] = {{0x104, 9, 0, 0}};
-  v.lines = late;
+  index.SetLineTable(0, files, late);
   EXPECT_EQ(v.LookupLine(0x102), nullptr);  // before the first row
 }
 

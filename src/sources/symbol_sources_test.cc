@@ -45,7 +45,7 @@ TEST(SymbolSourcesTest, DetectsTheFormat) {
   EXPECT_EQ(index.sources()[0].object_name, "jit-5.dump");
   EXPECT_EQ(index.sources()[1].kind, "perf-map");
   EXPECT_EQ(index.sources()[1].object_name, "perf-5.map");
-  EXPECT_EQ(index.Lookup(0x2005)->source, b.source);
+  EXPECT_EQ(index.Lookup(0x2005)->source(), b.source);
 }
 
 TEST(SymbolSourcesTest, CutOffJitdumpTailReachesStats) {
@@ -154,9 +154,9 @@ TEST(SymbolSourcesTest, ZstdCompressedFilesAreRecognizedByContent) {
   EXPECT_EQ(loaded[0].kind, SourceKind::kJitdump);
   EXPECT_EQ(loaded[1].kind, SourceKind::kPerfMap);
   ASSERT_NE(index.Lookup(0x5010), nullptr);
-  EXPECT_EQ(index.Lookup(0x5010)->function_name, "zjit_fn");
+  EXPECT_EQ(index.Lookup(0x5010)->function_name(), "zjit_fn");
   ASSERT_NE(index.Lookup(0x6000), nullptr);
-  EXPECT_EQ(index.Lookup(0x6000)->function_name, "zmap_fn");
+  EXPECT_EQ(index.Lookup(0x6000)->function_name(), "zmap_fn");
 }
 
 TEST(SymbolSourcesTest, MissingFileIsAnInputError) {
