@@ -2,31 +2,31 @@
 #include "callgrind/string_interner.h"
 
 #include <algorithm>
-#include <cstring>
+#include <stdexcept>
 
 namespace cg_inject {
 
 uint32_t StringInterner::Intern(std::string_view text) {
   if (const uint32_t* found = ids_.find(text)) return *found;
-  std::string_view stored("");
-  if (!text.empty()) {
-    if (text.size() > left_) {
-      // Blocks of 256 KB: few allocations, little slack at the end of a small profile.
-      size_t size = std::max(text.size(), size_t{256} << 10);
-      blocks_.push_back(std::make_unique<char[]>(size));
-      free_ = blocks_.back().get();
-      left_ = size;
-    }
-    std::memcpy(free_, text.data(), text.size());
-    stored = std::string_view(free_, text.size());
-    free_ += text.size();
-    left_ -= text.size();
+  if (text.size() > UINT32_MAX) throw std::length_error("name of 4 GB or more");
+  size_t need = 4 + text.size();
+  if (need > left_) {
+    // Blocks of 256 KB: few allocations, little slack at the end of a small profile.
+    size_t size = std::max(need, size_t{256} << 10);
+    blocks_.push_back(std::make_unique<char[]>(size));
+    free_ = blocks_.back().get();
+    left_ = size;
   }
-  // Found then inserted (two probes, once per distinct text): the key must be the stored copy,
-  // not the caller's view.
-  uint32_t id = static_cast<uint32_t>(texts_.size());
-  texts_.push_back(stored);
-  *ids_.try_emplace(stored).first = id;
+  char* record = free_;
+  uint32_t size = static_cast<uint32_t>(text.size());
+  std::memcpy(record, &size, 4);
+  if (!text.empty()) std::memcpy(record + 4, text.data(), text.size());
+  free_ += need;
+  left_ -= need;
+  // Found, then inserted: a second probe, once per distinct text.
+  uint32_t id = static_cast<uint32_t>(records_.size());
+  records_.push_back(record);
+  *ids_.try_emplace(record).first = id;
   return id;
 }
 
