@@ -588,10 +588,7 @@ void Reader::ParsePositions(std::string_view value) {
   positions_ = layout;
 }
 
-Name Reader::Intern(std::string_view text) {
-  uint32_t id = names_.Intern(text);
-  return Name{id, names_.Text(id)};
-}
+Name Reader::Intern(std::string_view text) { return names_.Intern(text); }
 
 Name Reader::ParseName(NameSpace space, std::string_view value) {
   size_t i = 0;

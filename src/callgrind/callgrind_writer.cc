@@ -224,7 +224,7 @@ uint32_t CallgrindWriter::TextId(const Name& name) {
     if (slot.data == name.text.data() && slot.size == name.text.size() && slot.text != 0)
       return slot.text;
   }
-  uint32_t text = texts_.Intern(name.text);
+  uint32_t text = texts_.Intern(name.text).id;
   if (name.id < kMaxCachedId && name.text.size() <= UINT32_MAX) {
     if (name.id >= text_by_name_id_.size()) text_by_name_id_.resize(name.id + name.id / 2 + 64);
     text_by_name_id_[name.id] =
@@ -233,13 +233,14 @@ uint32_t CallgrindWriter::TextId(const Name& name) {
   return text;
 }
 
-void CallgrindWriter::BindId(Space space, uint32_t id, uint32_t text) {
+void CallgrindWriter::BindId(Space space, uint32_t id, std::string_view text) {
+  Name stored = texts_.Intern(text);
   // A name keeps the id it had: the input may define a second id for it (try_emplace).
-  auto [value, inserted] = ids_[space].try_emplace(text);
+  auto [value, inserted] = ids_[space].try_emplace(stored.id);
   if (inserted) *value = id;
   auto& by_id = names_by_id_[space];
   if (id >= by_id.size()) by_id.resize(id + id / 2 + 64);
-  by_id[id] = NameSlot{text, {}};
+  by_id[id] = NameSlot{stored.id, stored.text, {}};
   if (id > max_id_[space]) max_id_[space] = id;
 }
 
@@ -279,7 +280,7 @@ void CallgrindWriter::AppendName(std::string_view tag, Space space, const Name& 
     id = *found;
   } else {
     id = NewId(space, name, hint);
-    BindId(space, id, text);
+    BindId(space, id, name);
   }
   AppendCompressed(name, id, found != nullptr);
 }
@@ -354,9 +355,9 @@ bool CallgrindWriter::RawNameIs(Space space, const RawName& n, std::string_view 
   if (n.id >= by_id.size() || by_id[n.id].text == 0) return n.has_text;  // a free id
   NameSlot& slot = by_id[n.id];
   // Only references are remembered: a definition's text is a view into the input buffer.
-  if (n.has_text) return texts_.Text(slot.text) == text;
+  if (n.has_text) return slot.stored == text;
   if (SameView(slot.seen, text)) return true;
-  if (texts_.Text(slot.text) != text) return false;
+  if (slot.stored != text) return false;
   slot.seen = text;
   return true;
 }
@@ -403,7 +404,7 @@ bool CallgrindWriter::CopyFunction(const FunctionContext& f) {
     if (fi.has_id && !fi.has_text) {
       const auto& by_id = names_by_id_[kFiles];
       if (fi.id >= by_id.size() || by_id[fi.id].text == 0) return false;
-      source_file = texts_.Text(by_id[fi.id].text);
+      source_file = by_id[fi.id].stored;
     } else if (!fi.has_id || RawNameIs(kFiles, fi, fi.text)) {
       source_file = fi.text;
     } else {

@@ -124,10 +124,10 @@ class CallgrindWriter : public ProfileSink {
   /// A fi=/fe= line (or none) leaves `file` current.
   bool RawSourceFileIs(const RawName& fi, const Name& file);
   /// Output id `id` stands for the name (text id) from here on in this part.
-  void BindId(Space space, uint32_t id, uint32_t text);
+  void BindId(Space space, uint32_t id, std::string_view text);
   void BindFunctionId(uint32_t id, const FunctionKey& function);
   void BindRawName(Space space, const RawName& n) {
-    if (n.has_id && n.has_text) BindId(space, n.id, texts_.Intern(n.text));
+    if (n.has_id && n.has_text) BindId(space, n.id, n.text);
   }
   void UseRawSourceFile(const RawName& fi, const Name& file);
   /// The writer's own text follows: the "# callgrind format" line and blank lines still owed.
@@ -180,7 +180,8 @@ class CallgrindWriter : public ProfileSink {
   /// What an output id of an object or file stands for, and the record view it last matched
   /// (RawNameIs: the same view skips the compare).
   struct NameSlot {
-    uint32_t text = 0;  // 0: a free id
+    uint32_t text = 0;        // 0: a free id
+    std::string_view stored;  // the text, in texts_
     std::string_view seen;
   };
   std::vector<NameSlot> names_by_id_[2];
