@@ -41,15 +41,13 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
-#include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "callgrind/line_reader.h"
 #include "callgrind/part_totals.h"
+#include "callgrind/string_interner.h"
 #include "cg_inject/diagnostics.h"
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
@@ -196,8 +194,7 @@ class IdTable {
   };
   const Entry* Lookup(uint64_t id) const {
     if (id < dense_.size()) return dense_[id].name.id != 0 ? &dense_[id] : nullptr;
-    auto it = sparse_.find(id);
-    return it == sparse_.end() ? nullptr : &it->second;
+    return sparse_.find(id);
   }
   void Define(uint64_t id, Name name, int part) {
     if (id < dense_.size() || id < 2 * defined_ + 65536) {
@@ -211,7 +208,7 @@ class IdTable {
 
  private:
   std::vector<Entry> dense_;
-  std::unordered_map<uint64_t, Entry> sparse_;
+  FlatHashMap<uint64_t, Entry> sparse_;
   uint64_t defined_ = 0;
 };
 
@@ -305,13 +302,11 @@ class Reader {
   ProfileSink& sink_;
   CallgrindReaderOptions options_;
 
-  // Names: interned once into name_chunks_, blocks that never move, so Name::text views stay
-  // valid. One std::string per name cost an allocation and ~40 bytes more each: for 1M distinct
-  // functions (bench/callgrind_perftest --wide) read+write peaked at 270 MB, now 229 MB.
-  std::vector<std::unique_ptr<char[]>> name_chunks_;
-  char* chunk_free_ = nullptr;
-  size_t chunk_left_ = 0;
-  std::unordered_map<std::string_view, uint32_t> name_ids_;
+  // Names: interned once, in blocks that never move, so Name::text views stay valid. One
+  // std::string per name cost an allocation and ~40 bytes more each: for 1M distinct functions
+  // (bench/callgrind_perftest --wide) read+write peaked at 270 MB, then 229 MB with blocks; 110
+  // MB with StringInterner and the writer's flat tables.
+  StringInterner names_;
   IdTable ids_[3];
 
   // Part layout.
@@ -594,26 +589,7 @@ void Reader::ParsePositions(std::string_view value) {
   positions_ = layout;
 }
 
-Name Reader::Intern(std::string_view text) {
-  auto it = name_ids_.find(text);
-  if (it != name_ids_.end()) return Name{it->second, it->first};
-  if (text.size() > chunk_left_) {
-    size_t size = std::max(text.size(), size_t{256} << 10);
-    name_chunks_.push_back(std::make_unique<char[]>(size));
-    chunk_free_ = name_chunks_.back().get();
-    chunk_left_ = size;
-  }
-  if (!text.empty()) std::memcpy(chunk_free_, text.data(), text.size());
-  // An empty name still points at bytes: consumers memcpy from data() (null would be UB even
-  // for 0 bytes; found by callgrind_reader_fuzzer).
-  std::string_view stored =
-      text.empty() ? std::string_view("") : std::string_view(chunk_free_, text.size());
-  chunk_free_ += text.size();
-  chunk_left_ -= text.size();
-  uint32_t id = static_cast<uint32_t>(name_ids_.size() + 1);
-  name_ids_.emplace(stored, id);
-  return Name{id, stored};
-}
+Name Reader::Intern(std::string_view text) { return names_.Intern(text); }
 
 Name Reader::ParseName(NameSpace space, std::string_view value) {
   size_t i = 0;

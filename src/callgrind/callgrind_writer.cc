@@ -74,6 +74,11 @@ bool LooksCompressed(std::string_view name) {
   return name.size() >= 2 && name[0] == '(' && name[1] >= '0' && name[1] <= '9';
 }
 
+// Equal texts. Names are interned by their producer, so the same view is the common case.
+bool Same(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.data() == b.data() || a == b);
+}
+
 }  // namespace
 
 CallgrindWriter::CallgrindWriter(ByteSink* out, CallgrindWriterOptions options)
@@ -161,12 +166,13 @@ void CallgrindWriter::OnPartBegin(int part_index) {
   current_ = Current{};
   for (int space = 0; space < 2; ++space) {
     ids_[space].clear();
-    cache_[space].clear();
     names_by_id_[space].clear();
   }
   function_ids_.clear();
-  function_cache_.clear();
   functions_by_id_.clear();
+  // A part may come from another producer (a writer fed by two readers in turn), whose names
+  // could sit where freed ones were: the pointer check of TextId holds within a part only.
+  text_by_name_id_.clear();
   for (uint32_t& m : max_id_) m = 0;
   has_last_ = false;
   last_ = Position{};
@@ -212,30 +218,46 @@ void CallgrindWriter::AppendCompressed(std::string_view name, uint32_t id, bool 
   PutChar('\n');
 }
 
-void CallgrindWriter::BindId(Space space, uint32_t id, std::string_view name) {
-  auto it = ids_[space].try_emplace(std::string(name), id).first;
+uint32_t CallgrindWriter::TextId(const Name& name) {
+  if (name.id < text_by_name_id_.size()) {
+    const TextCacheSlot& slot = text_by_name_id_[name.id];
+    if (slot.data == name.text.data() && slot.size == name.text.size() && slot.text != 0)
+      return slot.text;
+  }
+  uint32_t text = texts_.Intern(name.text).id;
+  if (name.id < kMaxCachedId && name.text.size() <= UINT32_MAX) {
+    if (name.id >= text_by_name_id_.size()) text_by_name_id_.resize(name.id + name.id / 2 + 64);
+    text_by_name_id_[name.id] =
+        TextCacheSlot{name.text.data(), static_cast<uint32_t>(name.text.size()), text};
+  }
+  return text;
+}
+
+void CallgrindWriter::BindId(Space space, uint32_t id, std::string_view text) {
+  Name stored = texts_.Intern(text);
+  // A name keeps the id it had: the input may define a second id for it (try_emplace).
+  auto [value, inserted] = ids_[space].try_emplace(stored.id);
+  if (inserted) *value = id;
   auto& by_id = names_by_id_[space];
   if (id >= by_id.size()) by_id.resize(id + id / 2 + 64);
-  by_id[id] = NameSlot{&it->first, {}};
+  by_id[id] = NameSlot{stored.id, stored.text, {}};
   if (id > max_id_[space]) max_id_[space] = id;
 }
 
-void CallgrindWriter::BindFunctionId(uint32_t id, std::string_view object, std::string_view file,
-                                     std::string_view function) {
-  FunctionIdKey key{std::string(object), std::string(file), std::string(function)};
-  auto it = function_ids_.try_emplace(std::move(key), id).first;
+void CallgrindWriter::BindFunctionId(uint32_t id, const FunctionKey& function) {
+  auto [value, inserted] = function_ids_.try_emplace(function);
+  if (inserted) *value = id;
   if (id >= functions_by_id_.size()) functions_by_id_.resize(id + id / 2 + 64);
-  functions_by_id_[id] = FunctionSlot{&it->first, {}, {}, {}};
+  functions_by_id_[id] = function;
   if (id > max_id_[2]) max_id_[2] = id;
 }
 
 uint32_t CallgrindWriter::NewId(Space space, std::string_view name, RawKey hint) {
   if (hints_ != nullptr) {
     const RawName& n = (*hints_)[hint];
-    bool free =
-        space == kFunctions
-            ? n.id >= functions_by_id_.size() || functions_by_id_[n.id].key == nullptr
-            : n.id >= names_by_id_[space].size() || names_by_id_[space][n.id].name == nullptr;
+    bool free = space == kFunctions
+                    ? n.id >= functions_by_id_.size() || functions_by_id_[n.id].function == 0
+                    : n.id >= names_by_id_[space].size() || names_by_id_[space][n.id].text == 0;
     if (n.has_id && n.id != 0 && (!n.has_text || n.text == name) && free) return n.id;
   }
   return std::max(max_id_[space], max_input_id_[space]) + 1;
@@ -251,37 +273,23 @@ void CallgrindWriter::AppendName(std::string_view tag, Space space, const Name& 
     AppendCompressed(name, 0, false);
     return;
   }
-  // Hashing every name was 16% of a rewrite; Name::id (dense, from the reader) indexes a cache
-  // of map entries instead. The text is compared anyway, so ids from another producer that
-  // happen to collide only cost a miss.
-  auto& cache = cache_[space];
-  if (full_name.id < cache.size()) {
-    const IdEntry* entry = cache[full_name.id];
-    if (entry != nullptr && entry->first == name) {
-      AppendCompressed(name, entry->second, true);
-      return;
-    }
+  uint32_t text = TextId(full_name);
+  const uint32_t* found = ids_[space].find(text);
+  uint32_t id;
+  if (found != nullptr) {
+    id = *found;
+  } else {
+    id = NewId(space, name, hint);
+    BindId(space, id, name);
   }
-  auto& ids = ids_[space];
-  auto it = ids.find(name);
-  bool known = it != ids.end();
-  if (!known) {
-    BindId(space, NewId(space, name, hint), name);
-    it = ids.find(name);
-  }
-  if (full_name.id < kMaxCachedId) {
-    if (full_name.id >= cache.size()) cache.resize(full_name.id + full_name.id / 2 + 64, nullptr);
-    cache[full_name.id] = &*it;
-  }
-  AppendCompressed(name, it->second, known);
+  AppendCompressed(name, id, found != nullptr);
 }
 
-size_t CallgrindWriter::FunctionIdKeyHash::operator()(const FunctionIdKey& k) const {
-  std::hash<std::string_view> h;
-  size_t seed = h(k.function);
-  seed ^= h(k.file) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
-  seed ^= h(k.object) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
-  return seed;
+size_t CallgrindWriter::FunctionKeyHash::operator()(const FunctionKey& k) const {
+  // FlatHashMap multiplies by a Fibonacci constant; mix first so each id moves the top bits.
+  uint64_t h = (uint64_t{k.file} << 32 | k.function) ^ (uint64_t{k.object} * 0x9E3779B97F4A7C15ull);
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  return size_t(h ^ (h >> 31));
 }
 
 void CallgrindWriter::AppendFunction(std::string_view tag, const Name& object, const Name& file,
@@ -293,30 +301,16 @@ void CallgrindWriter::AppendFunction(std::string_view tag, const Name& object, c
     AppendCompressed(name, 0, false);
     return;
   }
-  // Fast path: the slot of this function name remembers the (object, file) of its last use; a
-  // function is nearly always written in one context, so the triple is hashed about once.
-  if (function.id < function_cache_.size()) {
-    const FunctionIdCacheSlot& slot = function_cache_[function.id];
-    if (slot.key != nullptr && slot.object_id == object.id && slot.file_id == file.id &&
-        slot.key->function == name && slot.key->object == object.text &&
-        slot.key->file == file.text) {
-      AppendCompressed(name, slot.writer_id, true);
-      return;
-    }
+  FunctionKey key{TextId(object), TextId(file), TextId(function)};
+  const uint32_t* found = function_ids_.find(key);
+  uint32_t id;
+  if (found != nullptr) {
+    id = *found;
+  } else {
+    id = NewId(kFunctions, name, hint);
+    BindFunctionId(id, key);
   }
-  FunctionIdKey key{std::string(object.text), std::string(file.text), std::string(name)};
-  auto it = function_ids_.find(key);
-  bool inserted = it == function_ids_.end();
-  if (inserted) {
-    BindFunctionId(NewId(kFunctions, name, hint), object.text, file.text, name);
-    it = function_ids_.find(key);
-  }
-  if (function.id < kMaxCachedId) {
-    if (function.id >= function_cache_.size())
-      function_cache_.resize(function.id + function.id / 2 + 64);
-    function_cache_[function.id] = {object.id, file.id, it->second, &it->first};
-  }
-  AppendCompressed(name, it->second, !inserted);
+  AppendCompressed(name, id, found != nullptr);
 }
 
 bool CallgrindWriter::ParseRaw(std::string_view raw, RawKind kind) {
@@ -358,44 +352,35 @@ bool CallgrindWriter::RawNameIs(Space space, const RawName& n, std::string_view 
       earlier->id == n.id)
     return earlier->text == text;
   auto& by_id = names_by_id_[space];
-  if (n.id >= by_id.size() || by_id[n.id].name == nullptr) return n.has_text;  // a free id
+  if (n.id >= by_id.size() || by_id[n.id].text == 0) return n.has_text;  // a free id
   NameSlot& slot = by_id[n.id];
   // Only references are remembered: a definition's text is a view into the input buffer.
-  if (n.has_text) return *slot.name == text;
+  if (n.has_text) return slot.stored == text;
   if (SameView(slot.seen, text)) return true;
-  if (*slot.name != text) return false;
+  if (slot.stored != text) return false;
   slot.seen = text;
   return true;
 }
 
-bool CallgrindWriter::RawFunctionIs(const RawName& n, std::string_view object,
-                                    std::string_view file, std::string_view function,
-                                    bool interned) {
-  if (!n.has_id) return n.text == function;
-  if (n.has_text && n.text != function) return false;
-  if (n.id >= functions_by_id_.size() || functions_by_id_[n.id].key == nullptr) return n.has_text;
-  FunctionSlot& slot = functions_by_id_[n.id];
-  if (interned && !n.has_text && SameView(slot.function, function) &&
-      SameView(slot.object, object) && SameView(slot.file, file))
-    return true;
-  const FunctionIdKey& key = *slot.key;
-  if (key.function != function || key.object != object || key.file != file) return false;
-  if (!interned || n.has_text) return true;
-  slot.object = object;
-  slot.file = file;
-  slot.function = function;
-  return true;
+bool CallgrindWriter::RawFunctionIs(const RawName& n, const Name& object, const Name& file,
+                                    const Name& function) {
+  if (!n.has_id) return n.text == function.text;
+  if (n.has_text && n.text != function.text) return false;
+  if (n.id >= functions_by_id_.size() || functions_by_id_[n.id].function == 0) return n.has_text;
+  const FunctionKey& bound = functions_by_id_[n.id];
+  return bound.function == TextId(function) && bound.object == TextId(object) &&
+         bound.file == TextId(file);
 }
 
 bool CallgrindWriter::RawSourceFileIs(const RawName& fi, const Name& file) {
   if (fi.present) return file.id != 0 && RawNameIs(kFiles, fi, file.text);
-  return file.id == 0 || (current_.has_file && current_.source_file == file.text);
+  return file.id == 0 || (current_.has_file && Same(current_.source_file, file.text));
 }
 
 void CallgrindWriter::UseRawSourceFile(const RawName& fi, const Name& file) {
   if (!fi.present) return;
   BindRawName(kFiles, fi);
-  current_.source_file.assign(file.text);
+  current_.source_file = file.text;
   current_.has_file = true;
 }
 
@@ -406,20 +391,20 @@ bool CallgrindWriter::CopyFunction(const FunctionContext& f) {
   const RawName& fi = raw_[RawKey::kFi];
   // The object and the files both consumers have once the copied lines are read.
   bool has_object = current_.has_object;
-  std::string_view object = current_.object;
+  std::string_view object = current_.object.text;
   if (ob.present) {
     if (!RawNameIs(kObjects, ob, f.object.text)) return false;
     has_object = true;
     object = f.object.text;
   }
-  if (f.object.id == 0 ? has_object : !has_object || object != f.object.text) return false;
+  if (f.object.id == 0 ? has_object : !has_object || !Same(object, f.object.text)) return false;
   bool has_fl = current_.has_fl, has_file = current_.has_file;
   std::string_view fl_file = current_.fl_file, source_file = current_.source_file;
   if (fi.present) {  // the previous function's closing fe=: not a record field, so look it up
     if (fi.has_id && !fi.has_text) {
       const auto& by_id = names_by_id_[kFiles];
-      if (fi.id >= by_id.size() || by_id[fi.id].name == nullptr) return false;
-      source_file = *by_id[fi.id].name;
+      if (fi.id >= by_id.size() || by_id[fi.id].text == 0) return false;
+      source_file = by_id[fi.id].stored;
     } else if (!fi.has_id || RawNameIs(kFiles, fi, fi.text)) {
       source_file = fi.text;
     } else {
@@ -433,22 +418,23 @@ bool CallgrindWriter::CopyFunction(const FunctionContext& f) {
     fl_file = source_file = f.file.text;
   }
   if (f.file.id == 0 ? has_fl || has_file
-                     : !has_fl || fl_file != f.file.text || source_file != f.file.text)
+                     : !has_fl || !Same(fl_file, f.file.text) || !Same(source_file, f.file.text))
     return false;
-  if (!RawFunctionIs(fn, f.object.text, f.file.text, f.function.text)) return false;
+  if (!RawFunctionIs(fn, f.object, f.file, f.function)) return false;
 
   BindRawName(kFiles, fi);
   BindRawName(kObjects, ob);
   BindRawName(kFiles, fl);
-  if (fn.has_id && fn.has_text) BindFunctionId(fn.id, f.object.text, f.file.text, fn.text);
+  if (fn.has_id && fn.has_text)
+    BindFunctionId(fn.id, FunctionKey{TextId(f.object), TextId(f.file), TextId(f.function)});
   CopyRaw(f.raw, raw_.starts_with_marker);
   if (ob.present) {
-    current_.object.assign(f.object.text);
+    current_.object = f.object;
     current_.has_object = true;
   }
   if (fl.present) {
     current_.has_file = current_.has_fl = true;
-    current_.fl_file.assign(f.file.text);
+    current_.fl_file = f.file.text;
   }
   return true;
 }
@@ -459,13 +445,11 @@ void CallgrindWriter::OnFunction(const FunctionContext& function) {
     if (ParseRaw(function.raw, RawKind::kFunction)) {
       if (CopyFunction(function)) {
         if (function.file.id != 0) {
-          current_.file.assign(function.file.text);
-          current_.source_file.assign(function.file.text);
+          current_.file = current_.source_file = function.file.text;
         } else {
           current_.file = current_.source_file;
         }
-        current_.object_id = function.object.id;
-        current_.function.assign(function.function.text);
+        current_.function = function.function.text;
         has_last_ = false;
         return;
       }
@@ -475,40 +459,39 @@ void CallgrindWriter::OnFunction(const FunctionContext& function) {
   BeginFormatted();
   PutChar('\n');
   if (function.object.id != 0 &&
-      (!current_.has_object || current_.object != function.object.text)) {
+      (!current_.has_object || !Same(current_.object.text, function.object.text))) {
     AppendName("ob", kObjects, function.object, RawKey::kOb);
-    current_.object.assign(function.object.text);
+    current_.object = function.object;
     current_.has_object = true;
   }
   // KCachegrind gives fn= the last fl= file, callgrind_annotate the current one (fi=/fe=
   // included): fl= unless both already name the function's file.
-  if (function.file.id != 0 && (!current_.has_fl || current_.fl_file != function.file.text ||
-                                current_.source_file != function.file.text)) {
+  std::string_view file = function.file.text;
+  if (function.file.id != 0 &&
+      (!current_.has_fl || !Same(current_.fl_file, file) || !Same(current_.source_file, file))) {
     AppendName("fl", kFiles, function.file, RawKey::kFl);
     current_.has_file = current_.has_fl = true;
-    current_.fl_file.assign(function.file.text);
+    current_.fl_file = file;
   }
   if (function.file.id != 0) {
-    current_.file.assign(function.file.text);
-    current_.source_file.assign(function.file.text);
+    current_.file = current_.source_file = file;
   } else {
     current_.file = current_.source_file;
   }
   // The reader's object and file persist from function to function, so id 0 here means none
   // was ever named in this part: both consumers then use the empty name too.
   AppendFunction("fn", function.object, function.file, function.function, RawKey::kFn);
-  current_.object_id = function.object.id;
-  current_.function.assign(function.function.text);
+  current_.function = function.function.text;
   has_last_ = false;
   hints_ = nullptr;
 }
 
 void CallgrindWriter::SwitchSourceFile(const Name& file) {
   if (file.id == 0) return;
-  if (current_.has_file && current_.source_file == file.text) return;
-  bool back_to_function_file = current_.has_file && current_.file == file.text;
+  if (current_.has_file && Same(current_.source_file, file.text)) return;
+  bool back_to_function_file = current_.has_file && Same(current_.file, file.text);
   AppendName(back_to_function_file ? "fe" : "fi", kFiles, file, RawKey::kFi);
-  current_.source_file.assign(file.text);
+  current_.source_file = file.text;
   current_.has_file = true;
 }
 
@@ -571,7 +554,7 @@ bool CallgrindWriter::CopyCost(const CostRecord& cost) {
     if (!SameBase(cost.raw_base)) return false;
     // The common case: no fi=/fe= line, so the current file must already be the record's.
     if (cost.source_file.id != 0 &&
-        (!current_.has_file || current_.source_file != cost.source_file.text))
+        (!current_.has_file || !Same(current_.source_file, cost.source_file.text)))
       return false;
     CopyRaw(cost.raw, false);
     return true;
@@ -616,26 +599,27 @@ bool CallgrindWriter::CopyCall(const CallRecord& call) {
   if (!RawSourceFileIs(fi, call.source_file)) return false;
   // cob= and cfi= default to the current object and file (fi=/fe= of this text included).
   bool has_file = fi.present || current_.has_file;
-  std::string_view file =
-      fi.present ? call.source_file.text : std::string_view(current_.source_file);
+  std::string_view file = fi.present ? call.source_file.text : current_.source_file;
   const Name& object = call.target_object;
   if (cob.present      ? object.id == 0 || !RawNameIs(kObjects, cob, object.text)
       : object.id == 0 ? current_.has_object
-                       : !current_.has_object || current_.object != object.text)
+                       : !current_.has_object || !Same(current_.object.text, object.text))
     return false;
   const Name& target_file = call.target_file;
   if (cfi.present           ? target_file.id == 0 || !RawNameIs(kFiles, cfi, target_file.text, &fi)
       : target_file.id == 0 ? has_file
-                            : !has_file || file != target_file.text)
+                            : !has_file || !Same(file, target_file.text))
     return false;
-  if (!RawFunctionIs(cfn, object.text, target_file.text, call.target_function.text)) return false;
+  if (!RawFunctionIs(cfn, object, target_file, call.target_function)) return false;
 
   hints_ = nullptr;
   UseRawSourceFile(fi, call.source_file);
   BindRawName(kObjects, cob);
   BindRawName(kFiles, cfi);
-  if (cfn.has_id && cfn.has_text)
-    BindFunctionId(cfn.id, object.text, target_file.text, call.target_function.text);
+  if (cfn.has_id && cfn.has_text) {
+    BindFunctionId(cfn.id,
+                   FunctionKey{TextId(object), TextId(target_file), TextId(call.target_function)});
+  }
   CopyRaw(call.raw, raw_.starts_with_marker);
   return true;
 }
@@ -653,11 +637,11 @@ void CallgrindWriter::OnCall(const CallRecord& call) {
   BeginFormatted();
   SwitchSourceFile(call.source_file);
   if (call.target_object.id != 0 &&
-      (!current_.has_object || current_.object != call.target_object.text)) {
+      (!current_.has_object || !Same(current_.object.text, call.target_object.text))) {
     AppendName("cob", kObjects, call.target_object, RawKey::kCob);
   }
   if (call.target_file.id != 0 &&
-      (!current_.has_file || current_.source_file != call.target_file.text)) {
+      (!current_.has_file || !Same(current_.source_file, call.target_file.text))) {
     AppendName("cfi", kFiles, call.target_file, RawKey::kCfi);
   }
   // The reader resolved the defaults, and cob=/cfi= above make the consumer's context equal to
@@ -684,25 +668,24 @@ bool CallgrindWriter::CopyJump(const JumpRecord& jump) {
   const RawName& jfn = raw_[RawKey::kJfn];
   if (!RawSourceFileIs(fi, jump.source_file)) return false;
   bool has_file = fi.present || current_.has_file;
-  std::string_view file =
-      fi.present ? jump.source_file.text : std::string_view(current_.source_file);
+  std::string_view file = fi.present ? jump.source_file.text : current_.source_file;
   const Name& target_file = jump.target_file;
   if (jfi.present           ? target_file.id == 0 || !RawNameIs(kFiles, jfi, target_file.text, &fi)
       : target_file.id == 0 ? has_file
-                            : !has_file || file != target_file.text)
+                            : !has_file || !Same(file, target_file.text))
     return false;
   // jfn= defaults to the current function; a jfn= id is bound to the current object.
-  if (jfn.present
-          ? !RawFunctionIs(jfn, current_.object, target_file.text, jump.target_function.text,
-                           /*interned=*/false)
-          : current_.function != jump.target_function.text)
+  if (jfn.present ? !RawFunctionIs(jfn, current_.object, target_file, jump.target_function)
+                  : !Same(current_.function, jump.target_function.text))
     return false;
 
   hints_ = nullptr;
   UseRawSourceFile(fi, jump.source_file);
   BindRawName(kFiles, jfi);
-  if (jfn.has_id && jfn.has_text)
-    BindFunctionId(jfn.id, current_.object, target_file.text, jump.target_function.text);
+  if (jfn.has_id && jfn.has_text) {
+    BindFunctionId(jfn.id, FunctionKey{TextId(current_.object), TextId(target_file),
+                                       TextId(jump.target_function)});
+  }
   CopyRaw(jump.raw, raw_.starts_with_marker);
   return true;
 }
@@ -720,12 +703,11 @@ void CallgrindWriter::OnJump(const JumpRecord& jump) {
   BeginFormatted();
   SwitchSourceFile(jump.source_file);
   if (jump.target_file.id != 0 &&
-      (!current_.has_file || current_.source_file != jump.target_file.text)) {
+      (!current_.has_file || !Same(current_.source_file, jump.target_file.text))) {
     AppendName("jfi", kFiles, jump.target_file, RawKey::kJfi);
   }
-  if (jump.target_function.id != 0 && current_.function != jump.target_function.text)
-    AppendFunction("jfn", Name{current_.object_id, current_.object}, jump.target_file,
-                   jump.target_function, RawKey::kJfn);
+  if (jump.target_function.id != 0 && !Same(current_.function, jump.target_function.text))
+    AppendFunction("jfn", current_.object, jump.target_file, jump.target_function, RawKey::kJfn);
   hints_ = nullptr;
   if (jump.conditional) {
     Put("jcnd=");

@@ -6,11 +6,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "callgrind/raw_lines.h"
+#include "callgrind/string_interner.h"
 #include "cg_inject/profile.h"
+#include "util/flat_hash_map.h"
 
 namespace cg_inject {
 
@@ -63,29 +64,26 @@ class CallgrindWriter : public ProfileSink {
  private:
   enum Space { kObjects = 0, kFiles = 1, kFunctions = 2 };
 
-  /// What the readers of our output currently believe; reset per part. `fl_file` is the file of
+  /// What the readers of our output currently believe; reset per part. Names are the records'
+  /// views, valid through the part (profile.h): the copy path then interns no name it does not
+  /// bind to an id, and compares the same view without reading the text. `fl_file` is the file of
   /// the last fl= (KCachegrind's file for the next fn=), `source_file` the file that fl=/fi=/fe=
   /// made current (callgrind_annotate's file for the next fn=, and both readers' default for
   /// cfi=/jfi=).
   struct Current {
     bool has_object = false, has_file = false, has_fl = false;
-    uint32_t object_id = 0;  // Name::id of `object` as the last fn= received it
-    std::string object, file, fl_file, source_file, function;
+    Name object;  // the producer's, for the jfn= key
+    std::string_view file, fl_file, source_file, function;
   };
 
   /// A function as KCachegrind identifies a compressed function id: the object and file in force
-  /// where the id is defined, and the name.
-  struct FunctionIdKey {
-    std::string object, file, function;
-    bool operator==(const FunctionIdKey&) const = default;
+  /// where the id is defined, and the name, as text ids. 12 bytes where three strings were ~130.
+  struct FunctionKey {
+    uint32_t object = 0, file = 0, function = 0;  // function 0: none (a free output id)
+    bool operator==(const FunctionKey&) const = default;
   };
-  struct FunctionIdKeyHash {
-    size_t operator()(const FunctionIdKey& k) const;
-  };
-  /// Fast path of FunctionId: the last key seen for a function Name::id, checked by text.
-  struct FunctionIdCacheSlot {
-    uint32_t object_id = 0, file_id = 0, writer_id = 0;
-    const FunctionIdKey* key = nullptr;
+  struct FunctionKeyHash {
+    size_t operator()(const FunctionKey& k) const;
   };
 
   /// Appends "tag=" plus the name, compressed when enabled (objects and files). `hint` is the
@@ -96,6 +94,9 @@ class CallgrindWriter : public ProfileSink {
   /// in which the consumer will read this line.
   void AppendFunction(std::string_view tag, const Name& object, const Name& file,
                       const Name& function, RawKey hint);
+  /// The text id of a record's name (see text_by_name_id_).
+  uint32_t TextId(const Name& name);
+
   /// Writes `name` in full or as "(id) name"/"(id)", `id` being 0 for a name written in full.
   void AppendCompressed(std::string_view name, uint32_t id, bool known);
   /// The id for a name that has none yet: the hint's input id when that is free, else one
@@ -118,14 +119,13 @@ class CallgrindWriter : public ProfileSink {
   /// `earlier` is a context line before `n` in the same text, which may define n's id.
   bool RawNameIs(Space space, const RawName& n, std::string_view text,
                  const RawName* earlier = nullptr);
-  /// `interned`: the views are the producer's (stable for the run), not the writer's own.
-  bool RawFunctionIs(const RawName& n, std::string_view object, std::string_view file,
-                     std::string_view function, bool interned = true);
+  /// Whether the cfn=/jfn=/fn= line `n` names `function` of `object` and `file` in the output.
+  bool RawFunctionIs(const RawName& n, const Name& object, const Name& file, const Name& function);
   /// A fi=/fe= line (or none) leaves `file` current.
   bool RawSourceFileIs(const RawName& fi, const Name& file);
-  void BindId(Space space, uint32_t id, std::string_view name);
-  void BindFunctionId(uint32_t id, std::string_view object, std::string_view file,
-                      std::string_view function);
+  /// Output id `id` stands for `text` from here on in this part.
+  void BindId(Space space, uint32_t id, std::string_view text);
+  void BindFunctionId(uint32_t id, const FunctionKey& function);
   void BindRawName(Space space, const RawName& n) {
     if (n.has_id && n.has_text) BindId(space, n.id, n.text);
   }
@@ -159,35 +159,37 @@ class CallgrindWriter : public ProfileSink {
   RawLines raw_;                     // the current record's parsed input text
   const RawLines* hints_ = nullptr;  // raw_ while a record whose text was refused is formatted
 
-  // Compression ids of objects and files by name text. KCachegrind forgets every id at each
-  // part, so they are cleared at OnPartBegin and each part names everything again, as Callgrind
-  // does with --combine-dumps=yes.
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  // Every name text the writer has met, stored once; the tables below hold its ids. Not cleared
+  // per part: memory grows with distinct names, as the reader's does.
+  StringInterner texts_;
+  /// Fast path of TextId by the record's Name::id: the text id and the view it was seen with.
+  /// Hashing every name was 16% of a rewrite, comparing scattered texts 17% of a no-source run.
+  /// Names are interned by their producer and live as long as it (profile.h), so within a part
+  /// the same pointer and size is the same text; ids of another producer that collide only cost
+  /// a miss. Cleared per part. 16 bytes per producer id.
+  struct TextCacheSlot {
+    const char* data = nullptr;
+    uint32_t size = 0;
+    uint32_t text = 0;  // 0: empty slot
   };
-  using IdMap = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
-  using IdEntry = IdMap::value_type;
-  IdMap ids_[2];
-  /// What an output id stands for, and the record view it last matched: names are interned by
-  /// their producer (profile.h), so the same pointer and size is the same text and skips the
-  /// compare (string compares of scattered names were 17% of a no-source run).
+  std::vector<TextCacheSlot> text_by_name_id_;
+
+  // Compression ids, cleared at OnPartBegin: KCachegrind forgets every id at each part, so each
+  // part names everything again, as Callgrind does with --combine-dumps=yes.
+  FlatHashMap<uint32_t, uint32_t> ids_[2];  // objects, files: text id -> output id
+  /// What an output id of an object or file stands for, and the record view it last matched
+  /// (RawNameIs: the same view skips the compare).
   struct NameSlot {
-    const std::string* name = nullptr;
+    uint32_t text = 0;        // 0: a free id
+    std::string_view stored;  // the text, in texts_
     std::string_view seen;
   };
-  struct FunctionSlot {
-    const FunctionIdKey* key = nullptr;
-    std::string_view object, file, function;
-  };
   std::vector<NameSlot> names_by_id_[2];
-  std::array<uint32_t, 3> max_id_{};        // objects, files, functions
-  std::array<uint32_t, 3> max_input_id_{};  // the largest id seen in the part's input text
-  std::vector<const IdEntry*> cache_[2];    // by Name::id; see AppendName
   // Function ids by (object, file, name): one id per function as KCachegrind identifies it.
-  std::unordered_map<FunctionIdKey, uint32_t, FunctionIdKeyHash> function_ids_;
-  std::vector<FunctionIdCacheSlot> function_cache_;  // by the function's Name::id
-  std::vector<FunctionSlot> functions_by_id_;
+  FlatHashMap<FunctionKey, uint32_t, FunctionKeyHash> function_ids_;
+  std::vector<FunctionKey> functions_by_id_;  // output id -> function
+  std::array<uint32_t, 3> max_id_{};          // objects, files, functions
+  std::array<uint32_t, 3> max_input_id_{};    // the largest id seen in the part's input text
 
   PositionLayout layout_;
   Current current_;

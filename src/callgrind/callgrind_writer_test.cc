@@ -156,6 +156,41 @@ TEST(CallgrindWriterTest, FunctionIdsAreBoundToObjectAndFile) {
             "cob=(2)\ncfi=(4)\ncfn=(4)\ncalls=1 4\n* 4\n");
 }
 
+// The writer keys its tables by its own copy of each text; a record's Name::id and view only
+// speed the lookup. Two producers (the reader and the injector's name table) number names
+// independently, so one id may stand for two texts and one text have two ids and two copies.
+TEST(CallgrindWriterTest, FunctionIdsFollowTextsNotProducerIds) {
+  StringSink out;
+  CallgrindWriter writer(&out, {.copy_input = false});
+  std::string_view events[] = {"Ir"};
+  uint64_t cost[] = {1};
+  CostRecord record;
+  record.costs = cost;
+  PartLayout layout;
+  layout.events = events;
+  std::string other_f = "f", other_lib = "a.so";  // the same texts, stored elsewhere
+  auto function = [&](Name object, Name file, Name fn) {
+    writer.OnFunction(FunctionContext{object, file, fn});
+    writer.OnCost(record);
+  };
+  for (int part = 0; part < 2; ++part) {
+    writer.OnPartBegin(part);
+    writer.OnHeader("events", "Ir");
+    writer.OnLayout(layout);
+    function(Name{1, "a.so"}, Name{2, "a.c"}, Name{3, "f"});
+    function(Name{1, "a.so"}, Name{2, "a.c"}, Name{3, "g"});         // id 3 is another text
+    function(Name{9, other_lib}, Name{2, "a.c"}, Name{8, other_f});  // f again
+    function(Name{1, "a.so"}, Name{4, "b.c"}, Name{3, "f"});         // f of another file
+    function(Name{5, "b.so"}, Name{4, "b.c"}, Name{3, "f"});         // and of another object
+    writer.OnPartEnd();
+  }
+  std::string part =
+      "ob=(1) a.so\nfl=(1) a.c\nfn=(1) f\n0 1\n\nfn=(2) g\n0 1\n\nfn=(1)\n0 1\n"
+      "\nfl=(2) b.c\nfn=(3) f\n0 1\n\nob=(2) b.so\nfn=(4) f\n0 1\n";
+  EXPECT_EQ(out.data(),
+            "# callgrind format\nevents: Ir\n\n\n" + part + "\nevents: Ir\n\n\n" + part);
+}
+
 TEST(CallgrindWriterTest, FlIsWrittenWhenAFileSwitchIsLeftOpen) {
   // gprof2dot-bool.callgrind: a function's fi= is still open at the next fn=, whose file is that
   // fi= file for callgrind_annotate (and so for our reader). KCachegrind goes back to the last

@@ -28,13 +28,13 @@ void PartTotals::Function(uint32_t object, uint32_t file, uint32_t function) {
   } else if (slot_owner_[by_name - 1] == std::pair(object, file)) {
     slot = by_name - 1;
   } else {
-    auto [it, inserted] = other_slots_.try_emplace(Key{object, file, function},
-                                                   static_cast<uint32_t>(slot_owner_.size()));
+    auto [other, inserted] = other_slots_.try_emplace(Key{object, file, function});
     if (inserted) {
+      *other = static_cast<uint32_t>(slot_owner_.size());
       slot_owner_.emplace_back(object, file);
       inclusive_.resize(inclusive_.size() + events_, 0);
     }
-    slot = it->second;
+    slot = *other;
   }
   current_ = size_t{slot} * events_;
 }

@@ -10,8 +10,9 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
+
+#include "util/flat_hash_map.h"
 
 namespace cg_inject {
 
@@ -52,7 +53,7 @@ class PartTotals {
   // function; only a name that recurs with another object or file goes to the hash map.
   std::vector<uint32_t> slot_by_function_;                 // slot + 1, 0 = none yet
   std::vector<std::pair<uint32_t, uint32_t>> slot_owner_;  // object, file of each slot
-  std::unordered_map<Key, uint32_t, KeyHash> other_slots_;
+  FlatHashMap<Key, uint32_t, KeyHash> other_slots_;
   std::vector<uint64_t> inclusive_;
   size_t current_ = SIZE_MAX;  // offset of the current function in inclusive_
 };
