@@ -1,5 +1,5 @@
 // LineReader: the scanning half of the Callgrind reader (meaning lives in callgrind_reader.cc).
-// 4 MiB blocks keep read() calls rare; lines are handed out as views into the block, and only
+// 2 MiB blocks keep read() calls rare; lines are handed out as views into the block, and only
 // the unfinished tail of a block is moved to the front before the next read.
 #include "callgrind/line_reader.h"
 

@@ -19,7 +19,7 @@ class LineReader {
   /// stays bounded whatever the input.
   static constexpr size_t kMaxLineSize = size_t{64} << 20;
 
-  explicit LineReader(ByteSource* in, size_t block_size = size_t{4} << 20);
+  explicit LineReader(ByteSource* in, size_t block_size = size_t{2} << 20);
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 

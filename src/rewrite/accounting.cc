@@ -24,6 +24,7 @@ void Add(uint64_t* sum, uint64_t value) {
 void CostAccounting::Reset(size_t events) {
   events_ = events;
   totals_.assign(events, 0);
+  zeros_.assign(events, 0);
   index_.clear();
   functions_.clear();
   sum_chunks_.clear();
@@ -35,9 +36,8 @@ CostAccounting::Entry& CostAccounting::Touch(const FunctionKey& key) {
   auto [index, inserted] = index_.try_emplace(key);
   if (!inserted) return functions_[*index].entry;
   *index = uint32_t(functions_.size());
-  FunctionEntry& f = functions_.emplace_back(FunctionEntry{key, Entry{}});
-  f.entry.sums = NewSums();
-  return f.entry;
+  // Sums come with the first block (Function): a call target that never has one needs none.
+  return functions_.emplace_back(FunctionEntry{key, Entry{}}).entry;
 }
 
 uint64_t* CostAccounting::NewSums() {
@@ -49,35 +49,31 @@ uint64_t* CostAccounting::NewSums() {
   return sum_chunks_.back().get() + 2 * events_ * chunk_used_++;
 }
 
-void CostAccounting::Function(const FunctionKey& key) {
+void CostAccounting::Function(const FunctionKey& key, bool sums) {
   current_ = &Touch(key);
   current_->defined = true;
+  if (sums && !current_->sums) current_->sums = NewSums();
 }
 
 void CostAccounting::Cost(std::span<const uint64_t> costs, bool in_totals) {
   if (!current_) return;
   size_t n = std::min(costs.size(), events_);
-  uint64_t* self = current_->sums;
-  for (size_t i = 0; i < n; ++i) {
-    Add(&self[i], costs[i]);
-    if (in_totals) Add(&totals_[i], costs[i]);
-  }
+  if (uint64_t* self = current_->sums)
+    for (size_t i = 0; i < n; ++i) Add(&self[i], costs[i]);
+  if (in_totals)
+    for (size_t i = 0; i < n; ++i) Add(&totals_[i], costs[i]);
 }
 
 CostAccounting::Entry& CostAccounting::Call(const FunctionKey& target,
                                             std::span<const uint64_t> inclusive) {
   Entry& callee = Touch(target);
   callee.called = true;
-  if (!current_) return callee;
-  Entry* caller = current_;
-  size_t n = std::min(inclusive.size(), events_);
-  uint64_t* calls = caller->sums + events_;
-  for (size_t i = 0; i < n; ++i) Add(&calls[i], inclusive[i]);
+  CallCost(inclusive);
   return callee;
 }
 
 void CostAccounting::CallCost(std::span<const uint64_t> inclusive) {
-  if (!current_) return;
+  if (!current_ || !current_->sums) return;
   size_t n = std::min(inclusive.size(), events_);
   uint64_t* calls = current_->sums + events_;
   for (size_t i = 0; i < n; ++i) Add(&calls[i], inclusive[i]);
@@ -98,7 +94,7 @@ std::vector<FunctionKey> CostAccounting::MissingTargets() const {
 std::vector<uint64_t> CostAccounting::Inclusive(const FunctionKey& key) const {
   std::vector<uint64_t> sum(events_, 0);
   const Entry* entry = Find(key);
-  if (!entry) return sum;
+  if (!entry || !entry->sums) return sum;
   const uint64_t* sums = entry->sums;
   for (size_t i = 0; i < events_; ++i) {
     sum[i] = sums[i];
@@ -147,6 +143,11 @@ std::vector<std::string> FindViolations(
     std::vector<uint64_t> taken = removed.Inclusive(key);
     std::vector<uint64_t> given = added.Inclusive(key);
     if (taken == given) return;
+    if (!entry->sums) {  // the input's own sum was not kept: say what moved
+      violations.push_back("inclusive cost of " + name(key) + " changed: " + FormatCosts(taken) +
+                           " taken out, " + FormatCosts(given) + " written instead");
+      return;
+    }
     std::vector<uint64_t> before = in.Inclusive(key);
     violations.push_back("inclusive cost of " + name(key) + " changed: " + FormatCosts(before) +
                          " -> " + FormatCosts(After(before, taken, given)));

@@ -38,16 +38,19 @@ class CostAccounting {
  public:
   /// Per function: where its sums are, no allocation of its own (a profile may name millions).
   struct Entry {
-    uint64_t* sums = nullptr;  // self at [sums, sums + events), calls' inclusive sum after
-    bool defined = false;      // has an fn= block
-    bool called = false;       // is a call target
+    // Self at [sums, sums + events), calls' inclusive sum after; null: not summed (all zero).
+    uint64_t* sums = nullptr;
+    bool defined = false;  // has an fn= block
+    bool called = false;   // is a call target
     // For the injector's own bookkeeping of what reached its output.
     bool out_defined = false, pass_called = false, added_called = false;
   };
 
   void Reset(size_t events);
-  /// Starts a block of `key` (blocks may repeat; costs add up).
-  void Function(const FunctionKey& key);
+  /// Starts a block of `key` (blocks may repeat; costs add up). With `sums` false its own costs
+  /// and calls count only in the totals: the injector sums every input function, but needs the
+  /// sums of few (per function they were the largest part of its memory).
+  void Function(const FunctionKey& key, bool sums = true);
   /// Adds self cost to the current function and, unless `in_totals` is false (costs already
   /// counted there by AddTotals), to the totals.
   void Cost(std::span<const uint64_t> costs, bool in_totals = true);
@@ -82,13 +85,21 @@ class CostAccounting {
   std::vector<FunctionKey> MissingTargets() const;
   /// self + calls of `key`, or all zero when unknown.
   std::vector<uint64_t> Inclusive(const FunctionKey& key) const;
-  /// The self cost of a function of functions().
-  std::span<const uint64_t> Self(const Entry& entry) const { return {entry.sums, events_}; }
+  /// The self cost of a function of functions() (all zero when it is not summed).
+  std::span<const uint64_t> Self(const Entry& entry) const {
+    return {entry.sums ? entry.sums : zeros_.data(), events_};
+  }
+  /// Whether `key` has sums of its own (see Function).
+  bool HasSums(const FunctionKey& key) const {
+    const Entry* entry = Find(key);
+    return entry && entry->sums;
+  }
 
  private:
   Entry& Touch(const FunctionKey& key);
   size_t events_ = 0;
   std::vector<uint64_t> totals_;
+  std::vector<uint64_t> zeros_;  // events_ zeros: Self of a function without sums
   // Entries in a deque, found through a flat index: adding one never moves the others, so
   // current_ and the references Call and At return stay valid, and no entry has a heap node.
   FlatHashMap<FunctionKey, uint32_t, FunctionKeyHash> index_;

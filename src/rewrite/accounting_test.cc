@@ -72,6 +72,27 @@ TEST(CostAccountingTest, SumsPast64BitsThrowInsteadOfWrapping) {
   EXPECT_THROW(inclusive.Inclusive(f), InputError);
 }
 
+// A function started without sums counts in the totals only; a call target gets sums with its
+// first block, not before.
+TEST(CostAccountingTest, FunctionsWithoutSumsCountInTotalsOnly) {
+  FunctionKey f{1, 1, 1}, g{1, 1, 2};
+  CostAccounting acc;
+  acc.Reset(2);
+  acc.Function(f, /*sums=*/false);
+  acc.Cost(std::vector<uint64_t>{4, 1});
+  acc.Call(g, std::vector<uint64_t>{7, 2});
+  EXPECT_FALSE(acc.HasSums(f));
+  EXPECT_FALSE(acc.HasSums(g));  // a target, no block yet
+  EXPECT_THAT(acc.Self(*acc.Find(f)), ElementsAre(0, 0));
+  EXPECT_THAT(acc.Inclusive(f), ElementsAre(0, 0));
+  EXPECT_THAT(acc.totals(), ElementsAre(4, 1));
+  acc.Function(g);
+  acc.Cost(std::vector<uint64_t>{3, 3});
+  EXPECT_TRUE(acc.HasSums(g));
+  EXPECT_THAT(acc.Self(*acc.Find(g)), ElementsAre(3, 3));
+  EXPECT_THAT(acc.totals(), ElementsAre(7, 4));
+}
+
 // main calls f and g. The injector took main's call to f (a JIT target) and all of f's block
 // out of the stream; what it wrote instead decides which invariants hold.
 class FindViolationsTest : public ::testing::Test {
@@ -142,6 +163,25 @@ TEST_F(FindViolationsTest, PassedCallToDroppedBlock) {
   // A target the input never defined either is no violation.
   in_.At(g_).defined = false;
   EXPECT_THAT(Find(), ::testing::IsEmpty());
+}
+
+// Without the input's own sum of a function, a changed inclusive cost still reports what moved.
+TEST(FindViolationsWithoutSumsTest, SaysWhatMoved) {
+  FunctionKey main{1, 1, 1}, f{2, 2, 2};
+  CostAccounting in, removed, added;
+  for (CostAccounting* acc : {&in, &removed, &added}) acc->Reset(1);
+  in.Function(main, /*sums=*/false);
+  in.Call(f, std::vector<uint64_t>{10});
+  in.Function(f, /*sums=*/false);
+  in.Cost(std::vector<uint64_t>{10});
+  removed.Function(main);
+  removed.Call(f, std::vector<uint64_t>{10});
+  added.Function(main);
+  added.Call(f, std::vector<uint64_t>{8});
+  auto exempt = [&](const FunctionKey& k) { return k == f; };
+  auto name = [](const FunctionKey& k) { return "fn" + std::to_string(k.function); };
+  EXPECT_THAT(FindViolations(in, removed, added, exempt, name),
+              ElementsAre("inclusive cost of fn1 changed: 10 taken out, 8 written instead"));
 }
 
 }  // namespace

@@ -159,6 +159,7 @@ int Injector::Impl::InFunctionFor(const FunctionKey& key) {
     JitName jit;
     if (IsUnknownObject(names_.Text(key.object)) &&
         ParseJitFunctionName(names_.Text(key.function), &jit)) {
+      f.unnamed = true;
       ++stats_.jit_blocks;
       if (index_.Lookup(jit.addr) && !IsObjectCode(jit.addr)) {
         f.jit = true;
@@ -204,8 +205,10 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   // buffer has moved on. A profile gaining a line column is formatted, not copied.
   cur_raw_.assign(add_line_ ? std::string_view() : function.raw);
   FunctionKey key{cur_out_.object.id, cur_out_.file.id, cur_out_.function.id};
-  in_acc_.Function(key);
   block_.function = InFunctionFor(key);
+  // The input's own per-function sums serve the unnamed-JIT-cost report only: other functions
+  // count in the totals, and their changes are checked from what was taken out and written.
+  in_acc_.Function(key, in_functions_[size_t(block_.function)].unnamed);
   block_.agg.Clear();
   block_.has_kept = false;
   pool_.Reset(events_);

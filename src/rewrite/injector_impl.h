@@ -50,7 +50,8 @@ struct BlockOutput {
 /// What is known about one input function key (mapped ob, fl, fn) of the current part.
 struct InFunction {
   FunctionKey key;
-  bool jit = false;  // JIT-looking and covered: every record is attributed
+  bool unnamed = false;  // JIT-looking: `???` object, address name (covered or not)
+  bool jit = false;      // JIT-looking and covered: every record is attributed
   uint64_t entry = 0;
   uint32_t suffix = 0;  // interned `'N` text id (0 = none)
   // Set when its first block has been rewritten: what calls into it resolve to.
