@@ -10,7 +10,7 @@ constexpr uint32_t kDenseUpstreamLimit = 1u << 24;
 
 Name NameTable::Intern(std::string_view text) {
   if (const uint32_t* id = ids_.find(text)) return Name{*id, texts_[*id]};
-  return Add(storage_.emplace_back(text));
+  return Add(storage_.Copy(text));
 }
 
 Name NameTable::Add(std::string_view stored) {

@@ -3,12 +3,12 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cg_inject/profile.h"
+#include "sources/arena.h"
 #include "util/flat_hash_map.h"
 
 namespace cg_inject {
@@ -31,11 +31,11 @@ class NameTable {
   Name Add(std::string_view stored);
   uint32_t InternUpstream(std::string_view text);
 
-  // deque: pushing never moves existing strings, so views into them stay valid.
-  std::deque<std::string> storage_;
+  // Never moves what it holds, so views into it stay valid; no heap block per name.
+  Arena storage_;
   std::vector<std::string_view> texts_{std::string_view()};
   FlatHashMap<std::string_view, uint32_t> ids_;
-  std::vector<uint32_t> upstream_;  // upstream id -> our id (0 = not seen yet)
+  std::vector<uint32_t> upstream_;                   // upstream id -> our id (0 = not seen yet)
   FlatHashMap<uint32_t, uint32_t> upstream_sparse_;  // for very large upstream ids
 };
 

@@ -40,10 +40,10 @@ class CostAccounting {
   struct Entry {
     // Self at [sums, sums + events), calls' inclusive sum after; null: not summed (all zero).
     uint64_t* sums = nullptr;
-    bool defined = false;  // has an fn= block
-    bool called = false;   // is a call target
+    bool defined : 1 = false;  // has an fn= block
+    bool called : 1 = false;   // is a call target
     // For the injector's own bookkeeping of what reached its output.
-    bool out_defined = false, pass_called = false, added_called = false;
+    bool out_defined : 1 = false, pass_called : 1 = false, added_called : 1 = false;
   };
 
   void Reset(size_t events);
