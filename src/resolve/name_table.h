@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cg_inject/profile.h"
-#include "sources/arena.h"
+#include "util/arena.h"
 #include "util/flat_hash_map.h"
 
 namespace cg_inject {

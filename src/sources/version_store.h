@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cg_inject/symbols.h"
-#include "sources/arena.h"
+#include "util/arena.h"
 
 namespace cg_inject {
 

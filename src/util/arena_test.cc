@@ -1,4 +1,4 @@
-#include "sources/arena.h"
+#include "util/arena.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// Storage that never moves, for what the symbol index keeps per code version: names, code bytes,
-// line tables. One allocation per megabyte instead of one per string (a 10-million-line perf map
-// made 30 million allocations, each with its own header and rounding), and views handed out stay
-// valid for the arena's lifetime.
+// Storage that never moves, for names (reader, injector, writer) and what the symbol index keeps
+// per code version: names, code bytes, line tables. One allocation per block instead of one per
+// string (a 10-million-line perf map made 30 million allocations, each with its own header and
+// rounding), and views handed out stay valid for the arena's lifetime.
 #pragma once
 
 #include <cstddef>
@@ -17,10 +17,11 @@
 
 namespace cg_inject {
 
-/// Bump allocator over 1 MB blocks; nothing is freed before the arena.
+/// Bump allocator over blocks (1 MB unless told); nothing is freed before the arena.
 class Arena {
  public:
-  Arena() = default;
+  /// `block_size`: the memory taken at a time (a pool that stays small wants small blocks).
+  explicit Arena(size_t block_size = size_t{1} << 20) : block_size_(block_size) {}
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
@@ -41,7 +42,7 @@ class Arena {
   size_t bytes_reserved() const { return reserved_; }
 
  private:
-  static constexpr size_t kBlockSize = size_t{1} << 20;
+  size_t block_size_;
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* next_ = nullptr;
   size_t left_ = 0;

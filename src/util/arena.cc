@@ -1,4 +1,4 @@
-#include "sources/arena.h"
+#include "util/arena.h"
 
 namespace cg_inject {
 
@@ -13,15 +13,15 @@ void* Arena::Allocate(size_t size, size_t align) {
   }
   // A big piece (a large function's code) gets a block of its own, so the current block's rest
   // is not wasted.
-  if (size > kBlockSize / 4) {
+  if (size > block_size_ / 4) {
     blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
     reserved_ += size;
     return blocks_.back().get();
   }
-  blocks_.push_back(std::make_unique_for_overwrite<char[]>(kBlockSize));
-  reserved_ += kBlockSize;
+  blocks_.push_back(std::make_unique_for_overwrite<char[]>(block_size_));
+  reserved_ += block_size_;
   next_ = blocks_.back().get() + size;
-  left_ = kBlockSize - size;
+  left_ = block_size_ - size;
   return blocks_.back().get();
 }
 
