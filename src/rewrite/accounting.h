@@ -1,6 +1,7 @@
-// Minimal per-part cost accounting for the injector's invariant checks: per function (by interned
-// (ob, fl, fn) ids) its self cost and the summed inclusive cost of its outgoing calls, plus the
-// set of call targets. Inclusive cost is computed as callgrind_annotate does: self + calls.
+// Minimal per-part cost accounting for the injector's invariant checks: the per-event totals, and
+// per function (by interned (ob, fl, fn) ids) flags, its self cost and the summed inclusive cost
+// of its outgoing calls (for the functions that ask for sums), plus the set of call targets.
+// Inclusive cost is computed as callgrind_annotate does: self + calls.
 #pragma once
 
 #include <cstdint>

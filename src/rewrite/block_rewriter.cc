@@ -67,23 +67,18 @@ int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
   if (suffix) function += names_.Text(suffix);
   FunctionKey key{names_.Intern(site.object).id, names_.Intern(site.file).id,
                   names_.Intern(function).id};
+  int out = OutFunctionFor(key, /*jit=*/true);
+  identity_cache_[cache_key] = out;
+  return out;
+}
+
+int Injector::Impl::OutFunctionFor(const FunctionKey& key, bool jit) {
   auto [index, inserted] = out_index_.try_emplace(key);
   if (inserted) {
     *index = int(out_.size());
     OutFunction& f = out_.emplace_back();
     f.key = key;
-    f.jit = true;
-  }
-  int out = *index;
-  identity_cache_[cache_key] = out;
-  return out;
-}
-
-int Injector::Impl::PassIdentity(const FunctionKey& key) {
-  auto [index, inserted] = out_index_.try_emplace(key);
-  if (inserted) {
-    *index = int(out_.size());
-    out_.emplace_back().key = key;
+    f.jit = jit;
   }
   return *index;
 }
@@ -139,7 +134,7 @@ void Injector::Impl::ResolveBlock() {
       removed_acc_.CallCost(pool_.Get(value.inclusive));
   }
   if (!f.jit) {
-    block_.identity = block_.base_identity = PassIdentity(f.key);
+    block_.identity = block_.base_identity = OutFunctionFor(f.key, /*jit=*/false);
     return;
   }
   scratch_addrs_.clear();
@@ -212,7 +207,7 @@ int Injector::Impl::Owner(uint64_t addr, const CodeVersion** version) {
       if (const FunctionKey* symbol_owner = SymbolOwner(addr)) object_owner = symbol_owner;
       if (!object_owner) return block_.identity;
       *version = nullptr;
-      int owner = PassIdentity(*object_owner);
+      int owner = OutFunctionFor(*object_owner, /*jit=*/false);
       out_[size_t(owner)].moved_in = true;
       ++stats_.object_code_lines;
       return owner;

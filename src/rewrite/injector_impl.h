@@ -156,7 +156,8 @@ class Injector::Impl {
   const FunctionKey* SymbolOwner(uint64_t addr);
   /// The definition a version belongs to, with views into the index and options_.
   DefinitionSite SiteOf(const CodeVersion& version) const;
-  int PassIdentity(const FunctionKey& key);
+  /// The output function `key`, made when new (`jit`: named by the injector).
+  int OutFunctionFor(const FunctionKey& key, bool jit);
   void LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line, uint32_t* file);
   uint32_t FileOf(const CodeVersion& version);
   BlockOutput& Output(int function);
