@@ -17,13 +17,16 @@
 
 namespace cg_inject {
 
+/// The Value of a FlatHashMap used as a set: it takes no room in a slot.
+struct NoValue {};
+
 template <typename Key, typename Value, typename Hash = std::hash<Key>,
           typename Equal = std::equal_to<>>
 class FlatHashMap {
  public:
   struct Slot {
     Key key{};
-    Value value{};
+    [[no_unique_address]] Value value{};
   };
 
   FlatHashMap() = default;
@@ -48,6 +51,12 @@ class FlatHashMap {
   template <typename K>
   bool contains(const K& key) const {
     return find(key) != nullptr;
+  }
+  /// The stored key equal to `key`, or null: what a set (Value NoValue) looks up.
+  template <typename K>
+  const Key* find_key(const K& key) const {
+    size_t i = FindSlot(key);
+    return i == kNone ? nullptr : &slots_[i].key;
   }
 
   /// The value of `key`, default-constructed and inserted when new; `second` says whether it was.

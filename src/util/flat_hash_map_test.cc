@@ -114,5 +114,18 @@ TEST(FlatHashMapTest, ClearKeepsCapacityAndForgetsEntries) {
   EXPECT_EQ(*map.find(uint32_t{5}), 2);
 }
 
+// A set keeps keys only (8 bytes a slot for a pointer key) and hands out the stored key.
+TEST(FlatHashMapTest, SetStoresKeysOnly) {
+  static_assert(sizeof(FlatHashMap<const char*, NoValue>::Slot) == sizeof(const char*));
+  static const char kTexts[] = "abc";
+  FlatHashMap<const char*, NoValue> set;
+  EXPECT_TRUE(set.try_emplace(kTexts + 1).second);
+  EXPECT_FALSE(set.try_emplace(kTexts + 1).second);
+  const char* const* stored = set.find_key(kTexts + 1);
+  ASSERT_NE(stored, nullptr);
+  EXPECT_EQ(*stored, kTexts + 1);
+  EXPECT_EQ(set.find_key(kTexts + 2), nullptr);
+}
+
 }  // namespace
 }  // namespace cg_inject
