@@ -30,8 +30,16 @@ class FlatHashMap {
   };
 
   FlatHashMap() = default;
-  FlatHashMap(FlatHashMap&&) noexcept = default;
-  FlatHashMap& operator=(FlatHashMap&&) noexcept = default;
+  // A moved-from map is empty and usable (the defaults would keep its capacity without slots).
+  FlatHashMap(FlatHashMap&& other) noexcept { *this = std::move(other); }
+  FlatHashMap& operator=(FlatHashMap&& other) noexcept {
+    slots_ = std::move(other.slots_);
+    tags_ = std::move(other.tags_);
+    capacity_ = std::exchange(other.capacity_, 0);
+    size_ = std::exchange(other.size_, 0);
+    shift_ = std::exchange(other.shift_, 64);
+    return *this;
+  }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

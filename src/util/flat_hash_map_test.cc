@@ -114,6 +114,21 @@ TEST(FlatHashMapTest, ClearKeepsCapacityAndForgetsEntries) {
   EXPECT_EQ(*map.find(uint32_t{5}), 2);
 }
 
+TEST(FlatHashMapTest, MovedFromMapIsEmptyAndUsable) {
+  FlatHashMap<uint32_t, int> from;
+  for (uint32_t i = 0; i < 100; ++i) from[i] = int(i);
+  FlatHashMap<uint32_t, int> to = std::move(from);
+  EXPECT_EQ(to.size(), 100u);
+  EXPECT_EQ(*to.find(uint32_t{42}), 42);
+  EXPECT_TRUE(from.empty());  // NOLINT(bugprone-use-after-move): the point of the test
+  EXPECT_EQ(from.find(uint32_t{42}), nullptr);
+  from[uint32_t{7}] = 7;
+  EXPECT_EQ(*from.find(uint32_t{7}), 7);
+  int visited = 0;
+  for (const auto& slot : from) visited += slot.value;
+  EXPECT_EQ(visited, 7);
+}
+
 // A set keeps keys only (8 bytes a slot for a pointer key) and hands out the stored key.
 TEST(FlatHashMapTest, SetStoresKeysOnly) {
   static_assert(sizeof(FlatHashMap<const char*, NoValue>::Slot) == sizeof(const char*));
