@@ -202,7 +202,8 @@ class Injector::Impl {
   // InFunction index -> how its first block was split among reused versions (rare).
   std::unordered_map<int, ReuseSplit> splits_;
   // The invariants' sums: every input record, and of those the ones the injector took out of the
-  // stream and what it wrote instead. Lines that pass through count only once, in in_acc_.
+  // stream and what it wrote instead. Lines that pass through count only once, in in_acc_, whose
+  // per-function sums are kept for unnamed JIT functions only (the report's).
   CostAccounting in_acc_, removed_acc_, added_acc_;
   // Calls waiting for their target's block, by target InFunction index. Rare: only calls into
   // reused addresses before the target's block.
@@ -236,7 +237,7 @@ class Injector::Impl {
   // function that has cost lines in it (objects with absolute addresses only). Small: one entry
   // per such version.
   std::unordered_map<const CodeVersion*, FunctionKey> object_code_;
-  FlatHashMap<FunctionKey, bool, FunctionKeyHash> resolved_functions_;  // a set
+  FlatHashMap<FunctionKey, NoValue, FunctionKeyHash> resolved_functions_;
   std::unordered_map<std::string, uint64_t> unresolved_cost_;  // fn text -> first-event cost
   int64_t violations_total_ = 0;
 };
