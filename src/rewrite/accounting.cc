@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "callgrind/part_totals.h"
 #include "cg_inject/error.h"
 
 namespace cg_inject {
@@ -105,15 +106,6 @@ std::vector<uint64_t> CostAccounting::Inclusive(const FunctionKey& key) const {
 
 namespace {
 
-std::string FormatCosts(std::span<const uint64_t> costs) {
-  std::string out;
-  for (uint64_t c : costs) {
-    if (!out.empty()) out += ' ';
-    out += std::to_string(c);
-  }
-  return out;
-}
-
 // in - removed + added, per event: what the output holds.
 std::vector<uint64_t> After(std::vector<uint64_t> in, std::span<const uint64_t> removed,
                             std::span<const uint64_t> added) {
@@ -129,8 +121,8 @@ std::vector<std::string> FindViolations(
     const std::function<std::string(const FunctionKey&)>& name) {
   std::vector<std::string> violations;
   if (removed.totals() != added.totals())
-    violations.push_back("per-event totals changed: " + FormatCosts(in.totals()) + " -> " +
-                         FormatCosts(After(in.totals(), removed.totals(), added.totals())));
+    violations.push_back("per-event totals changed: " + FormatCostList(in.totals()) + " -> " +
+                         FormatCostList(After(in.totals(), removed.totals(), added.totals())));
   for (const auto& [key, entry] : in.functions()) {
     bool missing_before = entry.called && !entry.defined;
     if (!entry.out_defined && !missing_before && (entry.added_called || entry.pass_called))
@@ -144,13 +136,13 @@ std::vector<std::string> FindViolations(
     std::vector<uint64_t> given = added.Inclusive(key);
     if (taken == given) return;
     if (!entry->sums) {  // the input's own sum was not kept: say what moved
-      violations.push_back("inclusive cost of " + name(key) + " changed: " + FormatCosts(taken) +
-                           " taken out, " + FormatCosts(given) + " written instead");
+      violations.push_back("inclusive cost of " + name(key) + " changed: " + FormatCostList(taken) +
+                           " taken out, " + FormatCostList(given) + " written instead");
       return;
     }
     std::vector<uint64_t> before = in.Inclusive(key);
-    violations.push_back("inclusive cost of " + name(key) + " changed: " + FormatCosts(before) +
-                         " -> " + FormatCosts(After(before, taken, given)));
+    violations.push_back("inclusive cost of " + name(key) + " changed: " + FormatCostList(before) +
+                         " -> " + FormatCostList(After(before, taken, given)));
   };
   for (const auto& [key, entry] : removed.functions()) check_inclusive(key);
   for (const auto& [key, entry] : added.functions())
