@@ -186,10 +186,13 @@ class CallgrindWriter : public ProfileSink {
   };
   std::vector<NameSlot> names_by_id_[2];
   // Function ids by (object, file, name): one id per function as KCachegrind identifies it.
-  FlatHashMap<FunctionKey, uint32_t, FunctionKeyHash> function_ids_;
+  // Ids are bound once per part, so each id the index holds keeps naming its function.
+  static FunctionKey KeyOf(const std::vector<FunctionKey>& t, uint32_t id) { return t[id]; }
   std::vector<FunctionKey> functions_by_id_;  // output id -> function
-  std::array<uint32_t, 3> max_id_{};          // objects, files, functions
-  std::array<uint32_t, 3> max_input_id_{};    // the largest id seen in the part's input text
+  KeyIndex<FunctionKey, FunctionKeyHash, std::vector<FunctionKey>, KeyOf> function_ids_{
+      &functions_by_id_};
+  std::array<uint32_t, 3> max_id_{};        // objects, files, functions
+  std::array<uint32_t, 3> max_input_id_{};  // the largest id seen in the part's input text
 
   PositionLayout layout_;
   Current current_;

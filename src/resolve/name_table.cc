@@ -16,7 +16,7 @@ Name NameTable::Intern(std::string_view text) {
 Name NameTable::Add(std::string_view stored) {
   uint32_t id = static_cast<uint32_t>(texts_.size());
   texts_.push_back(stored);
-  ids_[stored] = id;
+  ids_.insert(stored, id);
   return Name{id, stored};
 }
 

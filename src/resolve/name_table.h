@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,8 +34,14 @@ class NameTable {
 
   // Never moves what it holds, so views into it stay valid; no heap block per name.
   Arena storage_;
-  std::vector<std::string_view> texts_{std::string_view()};
-  FlatHashMap<std::string_view, uint32_t> ids_;
+  // Id -> text, and text -> id through the ids (a 4-byte slot, not a second view): a profile
+  // may name millions of functions. A deque: growing never holds two copies.
+  static std::string_view TextAt(const std::deque<std::string_view>& t, uint32_t id) {
+    return t[id];
+  }
+  std::deque<std::string_view> texts_{std::string_view()};
+  KeyIndex<std::string_view, std::hash<std::string_view>, std::deque<std::string_view>, TextAt>
+      ids_{&texts_};
   std::vector<uint32_t> upstream_;                   // upstream id -> our id (0 = not seen yet)
   FlatHashMap<uint32_t, uint32_t> upstream_sparse_;  // for very large upstream ids
 };

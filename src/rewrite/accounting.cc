@@ -34,9 +34,8 @@ void CostAccounting::Reset(size_t events) {
 }
 
 CostAccounting::Entry& CostAccounting::Touch(const FunctionKey& key) {
-  auto [index, inserted] = index_.try_emplace(key);
-  if (!inserted) return functions_[*index].entry;
-  *index = uint32_t(functions_.size());
+  auto [index, inserted] = index_.insert(key, uint32_t(functions_.size()));
+  if (!inserted) return functions_[index].entry;
   // Sums come with the first block (Function): a call target that never has one needs none.
   return functions_.emplace_back(FunctionEntry{key, Entry{}}).entry;
 }

@@ -103,8 +103,9 @@ class CostAccounting {
   std::vector<uint64_t> zeros_;  // events_ zeros: Self of a function without sums
   // Entries in a deque, found through a flat index: adding one never moves the others, so
   // current_ and the references Call and At return stay valid, and no entry has a heap node.
-  FlatHashMap<FunctionKey, uint32_t, FunctionKeyHash> index_;
+  static FunctionKey KeyOf(const std::deque<FunctionEntry>& t, uint32_t i) { return t[i].key; }
   std::deque<FunctionEntry> functions_;
+  KeyIndex<FunctionKey, FunctionKeyHash, std::deque<FunctionEntry>, KeyOf> index_{&functions_};
   // 2 * events_ values per function, in chunks: growing never copies them (a vector's doubling
   // held both copies at once) and Entry::sums stays valid.
   uint64_t* NewSums();

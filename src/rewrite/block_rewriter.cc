@@ -73,14 +73,13 @@ int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
 }
 
 int Injector::Impl::OutFunctionFor(const FunctionKey& key, bool jit) {
-  auto [index, inserted] = out_index_.try_emplace(key);
+  auto [index, inserted] = out_index_.insert(key, uint32_t(out_.size()));
   if (inserted) {
-    *index = int(out_.size());
     OutFunction& f = out_.emplace_back();
     f.key = key;
     f.jit = jit;
   }
-  return *index;
+  return int(index);
 }
 
 BlockOutput& Injector::Impl::Output(int function) {
@@ -384,7 +383,7 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
     Output(owner).agg.AddCall(&pool_, out_key, value.count, copy);
     return;
   }
-  const int* found = in_index_.find(key.target);
+  const uint32_t* found = in_index_.find(key.target);
   const InFunction* target = found ? &in_functions_[size_t(*found)] : nullptr;
   if (target && target->jit && target->resolved) {
     AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, target->version,
@@ -607,7 +606,7 @@ void Injector::Impl::EmitOutputs() {
       downstream_->OnCall(rec);
       if (!f.jit) added_acc_.CallCost(rec.inclusive);
       // Targets the injector named are checked by their OutFunction (called, emitted).
-      const int* named = out_index_.find(k.target);
+      const uint32_t* named = out_index_.find(k.target);
       if (!named || !out_[size_t(*named)].jit) in_acc_.At(k.target).added_called = true;
     }
 

@@ -151,9 +151,8 @@ void Injector::Impl::OnLayout(const PartLayout& layout) {
 }
 
 int Injector::Impl::InFunctionFor(const FunctionKey& key) {
-  auto [index, inserted] = in_index_.try_emplace(key);
+  auto [index, inserted] = in_index_.insert(key, uint32_t(in_functions_.size()));
   if (inserted) {
-    *index = int(in_functions_.size());
     InFunction& f = in_functions_.emplace_back();
     f.key = key;
     JitName jit;
@@ -169,7 +168,7 @@ int Injector::Impl::InFunctionFor(const FunctionKey& key) {
       }
     }
   }
-  return *index;
+  return int(index);
 }
 
 void Injector::Impl::FinishBlock() {

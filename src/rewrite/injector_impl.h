@@ -9,6 +9,7 @@
 //   part_checks.cc     invariants and statistics at the end of each part
 #pragma once
 
+#include <deque>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -87,6 +88,10 @@ struct PendingCall {
   uint64_t target_addr = 0;
   uint32_t target_suffix = 0;
 };
+
+// Keys of the per-function tables below, for their KeyIndex.
+inline FunctionKey KeyOfIn(const std::deque<InFunction>& t, uint32_t i) { return t[i].key; }
+inline FunctionKey KeyOfOut(const std::deque<OutFunction>& t, uint32_t i) { return t[i].key; }
 
 class Injector::Impl {
  public:
@@ -193,10 +198,12 @@ class Injector::Impl {
   bool add_line_ = false;
   bool first_event_is_ir_ = false;
   size_t events_ = 0;
-  std::vector<InFunction> in_functions_;
-  FlatHashMap<FunctionKey, int, FunctionKeyHash> in_index_;
-  std::vector<OutFunction> out_;
-  FlatHashMap<FunctionKey, int, FunctionKeyHash> out_index_;
+  // Deques: a profile may have millions of functions, and a vector's doubling would hold the
+  // old and the new array at once.
+  std::deque<InFunction> in_functions_;
+  KeyIndex<FunctionKey, FunctionKeyHash, std::deque<InFunction>, KeyOfIn> in_index_{&in_functions_};
+  std::deque<OutFunction> out_;
+  KeyIndex<FunctionKey, FunctionKeyHash, std::deque<OutFunction>, KeyOfOut> out_index_{&out_};
   // (version index << 32 | suffix id) -> out index.
   FlatHashMap<uint64_t, int> identity_cache_;
   // InFunction index -> how its first block was split among reused versions (rare).

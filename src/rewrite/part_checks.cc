@@ -22,9 +22,9 @@ void Injector::Impl::Violation(std::string message) {
 void Injector::Impl::CheckInvariants() {
   auto exempt = [&](const FunctionKey& key) {
     // JIT functions are renamed; functions that received JIT blocks' object code gain cost.
-    const int* in = in_index_.find(key);
+    const uint32_t* in = in_index_.find(key);
     if (in && in_functions_[size_t(*in)].jit) return true;
-    const int* out = out_index_.find(key);
+    const uint32_t* out = out_index_.find(key);
     return out && out_[size_t(*out)].moved_in;
   };
   auto name = [&](const FunctionKey& key) { return std::string(names_.Text(key.function)); };
@@ -52,7 +52,7 @@ void Injector::Impl::CollectStats() {
     stats_.unnamed_jit_cost_before += before;
     // A resolved JIT block's records were all rewritten (the block keeps nothing); any other
     // block kept what it did not give away.
-    const int* in = in_index_.find(key);
+    const uint32_t* in = in_index_.find(key);
     bool renamed = in && in_functions_[size_t(*in)].jit;
     uint64_t after = renamed ? 0 : before - self_in(removed_acc_, key) + self_in(added_acc_, key);
     stats_.unnamed_jit_cost_after += after;

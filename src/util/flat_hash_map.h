@@ -30,6 +30,8 @@ class FlatHashMap {
   };
 
   FlatHashMap() = default;
+  /// With hash and compare objects that carry state (KeyIndex's look keys up in a table).
+  explicit FlatHashMap(Hash hash, Equal equal = Equal()) : hash_(hash), equal_(equal) {}
   // A moved-from map is empty and usable (the defaults would keep its capacity without slots).
   FlatHashMap(FlatHashMap&& other) noexcept { *this = std::move(other); }
   FlatHashMap& operator=(FlatHashMap&& other) noexcept {
@@ -38,6 +40,8 @@ class FlatHashMap {
     capacity_ = std::exchange(other.capacity_, 0);
     size_ = std::exchange(other.size_, 0);
     shift_ = std::exchange(other.shift_, 64);
+    hash_ = other.hash_;
+    equal_ = other.equal_;
     return *this;
   }
 
@@ -70,18 +74,14 @@ class FlatHashMap {
   /// The value of `key`, default-constructed and inserted when new; `second` says whether it was.
   template <typename K>
   std::pair<Value*, bool> try_emplace(const K& key) {
-    if ((size_ + 1) * 8 > capacity_ * 7) Grow(capacity_ ? capacity_ * 2 : 16);
-    uint64_t hash = Mix(key);
-    uint8_t tag = Tag(hash);
-    for (size_t i = Home(hash);; i = (i + 1) & (capacity_ - 1)) {
-      if (tags_[i] == kEmpty) {
-        tags_[i] = tag;
-        slots_[i].key = Key(key);
-        ++size_;
-        return {&slots_[i].value, true};
-      }
-      if (tags_[i] == tag && Equal{}(slots_[i].key, key)) return {&slots_[i].value, false};
-    }
+    auto [slot, inserted] = Insert(key, [&] { return Key(key); });
+    return {&slot->value, inserted};
+  }
+  /// The slot of `key`; when there is none, one whose key is `stored`, which must hash and
+  /// compare equal to `key` (KeyIndex stores an index where it looks up the key it names).
+  template <typename K>
+  std::pair<Slot*, bool> insert_as(const K& key, const Key& stored) {
+    return Insert(key, [&] { return stored; });
   }
   template <typename K>
   Value& operator[](const K& key) {
@@ -161,8 +161,8 @@ class FlatHashMap {
   // Fibonacci hashing on top of Hash: std::hash of an integer is the integer itself, and dense
   // ids would otherwise fill one run of slots.
   template <typename K>
-  static uint64_t Mix(const K& key) {
-    return uint64_t{Hash{}(key)} * 0x9E3779B97F4A7C15ull;
+  uint64_t Mix(const K& key) const {
+    return uint64_t{hash_(key)} * 0x9E3779B97F4A7C15ull;
   }
   size_t Home(uint64_t hash) const { return size_t(hash >> shift_); }
   // Middle bits of the product (Home takes the top ones), never 0 (empty): most mismatches end
@@ -176,7 +176,23 @@ class FlatHashMap {
     uint8_t tag = Tag(hash);
     for (size_t i = Home(hash);; i = (i + 1) & (capacity_ - 1)) {
       if (tags_[i] == kEmpty) return kNone;
-      if (tags_[i] == tag && Equal{}(slots_[i].key, key)) return i;
+      if (tags_[i] == tag && equal_(slots_[i].key, key)) return i;
+    }
+  }
+
+  template <typename K, typename MakeKey>
+  std::pair<Slot*, bool> Insert(const K& key, MakeKey make_key) {
+    if ((size_ + 1) * 8 > capacity_ * 7) Grow(capacity_ ? capacity_ * 2 : 16);
+    uint64_t hash = Mix(key);
+    uint8_t tag = Tag(hash);
+    for (size_t i = Home(hash);; i = (i + 1) & (capacity_ - 1)) {
+      if (tags_[i] == kEmpty) {
+        tags_[i] = tag;
+        slots_[i].key = make_key();
+        ++size_;
+        return {&slots_[i], true};
+      }
+      if (tags_[i] == tag && equal_(slots_[i].key, key)) return {&slots_[i], false};
     }
   }
 
@@ -204,6 +220,45 @@ class FlatHashMap {
   size_t capacity_ = 0;  // a power of two, or 0
   size_t size_ = 0;
   int shift_ = 64;  // 64 - log2(capacity_): Home takes the hash's top bits
+  [[no_unique_address]] Hash hash_{};
+  [[no_unique_address]] Equal equal_{};
+};
+
+/// The index of each element of a table (a vector or deque of elements that hold their key) by
+/// that key. Tables of millions of functions already store the key: a slot here is the 4-byte
+/// index, not a copy of the key and an index (16 bytes and more). The table must stay where it
+/// is (the owner is neither copied nor moved) and hold every index inserted here.
+/// `KeyAt(table, i)` gives element i's key.
+template <typename Key, typename KeyHash, typename Table, Key (*KeyAt)(const Table&, uint32_t)>
+class KeyIndex {
+ public:
+  explicit KeyIndex(const Table* table) : set_(Hash{table}, Equal{table}) {}
+  KeyIndex(const KeyIndex&) = delete;
+  KeyIndex& operator=(const KeyIndex&) = delete;
+
+  /// The index of `key`, or null.
+  const uint32_t* find(const Key& key) const { return set_.find_key(key); }
+  /// The index of `key`; when it has none, `next`, which the caller then fills in the table
+  /// before the next insertion (`second`: it was new).
+  std::pair<uint32_t, bool> insert(const Key& key, uint32_t next) {
+    auto [slot, inserted] = set_.insert_as(key, next);
+    return {slot->key, inserted};
+  }
+  size_t size() const { return set_.size(); }
+  void clear() { set_.clear(); }
+
+ private:
+  struct Hash {
+    const Table* table;
+    size_t operator()(uint32_t i) const { return KeyHash{}(KeyAt(*table, i)); }
+    size_t operator()(const Key& key) const { return KeyHash{}(key); }
+  };
+  struct Equal {
+    const Table* table;
+    bool operator()(uint32_t i, const Key& key) const { return KeyAt(*table, i) == key; }
+    bool operator()(uint32_t i, uint32_t j) const { return i == j; }
+  };
+  FlatHashMap<uint32_t, NoValue, Hash, Equal> set_;
 };
 
 }  // namespace cg_inject

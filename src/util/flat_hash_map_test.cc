@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <random>
 #include <string>
@@ -140,6 +141,44 @@ TEST(FlatHashMapTest, SetStoresKeysOnly) {
   ASSERT_NE(stored, nullptr);
   EXPECT_EQ(*stored, kTexts + 1);
   EXPECT_EQ(set.find_key(kTexts + 2), nullptr);
+}
+
+std::string KeyOfString(const std::deque<std::string>& table, uint32_t i) { return table[i]; }
+using StringIndex = KeyIndex<std::string, std::hash<std::string>, std::deque<std::string>,
+                             KeyOfString>;
+
+// The index stores positions only: every lookup, and every rehash while it grows, reads the key
+// from the table, so a wrong position or a rehash by the slot's number would lose entries.
+TEST(KeyIndexTest, FindsEachKeyAtItsPositionAcrossGrowth) {
+  std::deque<std::string> table;
+  StringIndex index(&table);
+  for (uint32_t i = 0; i < 50000; ++i) {
+    std::string key = "function_" + std::to_string(i * 7919 % 100003);
+    auto [at, inserted] = index.insert(key, uint32_t(table.size()));
+    ASSERT_TRUE(inserted) << key;
+    ASSERT_EQ(at, table.size());
+    table.push_back(key);
+  }
+  EXPECT_EQ(index.size(), table.size());
+  for (uint32_t i = 0; i < table.size(); ++i) {
+    const uint32_t* at = index.find(table[i]);
+    ASSERT_NE(at, nullptr) << table[i];
+    EXPECT_EQ(*at, i);
+  }
+  EXPECT_EQ(index.find(std::string("function_100004")), nullptr);
+}
+
+TEST(KeyIndexTest, AKnownKeyKeepsItsFirstPosition) {
+  std::deque<std::string> table{"a", "b"};
+  StringIndex index(&table);
+  EXPECT_TRUE(index.insert("a", 0).second);
+  EXPECT_TRUE(index.insert("b", 1).second);
+  auto [at, inserted] = index.insert("a", 2);
+  EXPECT_FALSE(inserted);
+  EXPECT_EQ(at, 0u);
+  index.clear();
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(index.find("a"), nullptr);
 }
 
 }  // namespace
