@@ -50,7 +50,6 @@ namespace cg_inject {
 namespace {
 
 constexpr size_t kFlushSize = size_t{1} << 20;
-constexpr uint32_t kMaxCachedId = 1 << 24;
 
 size_t DecimalDigits(uint64_t v) {
   size_t n = 1;
@@ -172,7 +171,7 @@ void CallgrindWriter::OnPartBegin(int part_index) {
   functions_by_id_.clear();
   // A part may come from another producer (a writer fed by two readers in turn), whose names
   // could sit where freed ones were: the pointer check of TextId holds within a part only.
-  text_by_name_id_.clear();
+  text_cache_.clear();
   for (uint32_t& m : max_id_) m = 0;
   has_last_ = false;
   last_ = Position{};
@@ -219,17 +218,13 @@ void CallgrindWriter::AppendCompressed(std::string_view name, uint32_t id, bool 
 }
 
 uint32_t CallgrindWriter::TextId(const Name& name) {
-  if (name.id < text_by_name_id_.size()) {
-    const TextCacheSlot& slot = text_by_name_id_[name.id];
-    if (slot.data == name.text.data() && slot.size == name.text.size() && slot.text != 0)
-      return slot.text;
-  }
+  if (text_cache_.empty()) text_cache_.resize(kTextCacheSlots);
+  TextCacheSlot& slot = text_cache_[name.id & (kTextCacheSlots - 1)];
+  if (slot.data == name.text.data() && slot.size == name.text.size() && slot.text != 0)
+    return slot.text;
   uint32_t text = texts_.Intern(name.text).id;
-  if (name.id < kMaxCachedId && name.text.size() <= UINT32_MAX) {
-    if (name.id >= text_by_name_id_.size()) text_by_name_id_.resize(name.id + name.id / 2 + 64);
-    text_by_name_id_[name.id] =
-        TextCacheSlot{name.text.data(), static_cast<uint32_t>(name.text.size()), text};
-  }
+  if (name.text.size() <= UINT32_MAX)
+    slot = TextCacheSlot{name.text.data(), static_cast<uint32_t>(name.text.size()), text};
   return text;
 }
 

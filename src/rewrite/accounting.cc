@@ -29,8 +29,9 @@ void CostAccounting::Reset(size_t events) {
   index_.clear();
   functions_.clear();
   sum_chunks_.clear();
-  chunk_used_ = 0;
+  sums_used_ = 0;
   current_ = nullptr;
+  current_sums_ = nullptr;
 }
 
 CostAccounting::Entry& CostAccounting::Touch(const FunctionKey& key) {
@@ -40,25 +41,23 @@ CostAccounting::Entry& CostAccounting::Touch(const FunctionKey& key) {
   return functions_.emplace_back(FunctionEntry{key, Entry{}}).entry;
 }
 
-uint64_t* CostAccounting::NewSums() {
-  constexpr size_t kChunkFunctions = 4096;
-  if (sum_chunks_.empty() || chunk_used_ == kChunkFunctions) {
+uint32_t CostAccounting::NewSums() {
+  if (sums_used_ % kChunkFunctions == 0)
     sum_chunks_.push_back(std::make_unique<uint64_t[]>(kChunkFunctions * 2 * events_));  // zeroed
-    chunk_used_ = 0;
-  }
-  return sum_chunks_.back().get() + 2 * events_ * chunk_used_++;
+  return ++sums_used_;
 }
 
 void CostAccounting::Function(const FunctionKey& key, bool sums) {
   current_ = &Touch(key);
   current_->defined = true;
   if (sums && !current_->sums) current_->sums = NewSums();
+  current_sums_ = current_->sums ? SumsOf(current_->sums) : nullptr;
 }
 
 void CostAccounting::Cost(std::span<const uint64_t> costs, bool in_totals) {
   if (!current_) return;
   size_t n = std::min(costs.size(), events_);
-  if (uint64_t* self = current_->sums)
+  if (uint64_t* self = current_sums_)
     for (size_t i = 0; i < n; ++i) Add(&self[i], costs[i]);
   if (in_totals)
     for (size_t i = 0; i < n; ++i) Add(&totals_[i], costs[i]);
@@ -73,9 +72,9 @@ CostAccounting::Entry& CostAccounting::Call(const FunctionKey& target,
 }
 
 void CostAccounting::CallCost(std::span<const uint64_t> inclusive) {
-  if (!current_ || !current_->sums) return;
+  if (!current_sums_) return;
   size_t n = std::min(inclusive.size(), events_);
-  uint64_t* calls = current_->sums + events_;
+  uint64_t* calls = current_sums_ + events_;
   for (size_t i = 0; i < n; ++i) Add(&calls[i], inclusive[i]);
 }
 
@@ -95,7 +94,7 @@ std::vector<uint64_t> CostAccounting::Inclusive(const FunctionKey& key) const {
   std::vector<uint64_t> sum(events_, 0);
   const Entry* entry = Find(key);
   if (!entry || !entry->sums) return sum;
-  const uint64_t* sums = entry->sums;
+  const uint64_t* sums = SumsOf(entry->sums);
   for (size_t i = 0; i < events_; ++i) {
     sum[i] = sums[i];
     Add(&sum[i], sums[events_ + i]);

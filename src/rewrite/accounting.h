@@ -39,8 +39,9 @@ class CostAccounting {
  public:
   /// Per function: where its sums are, no allocation of its own (a profile may name millions).
   struct Entry {
-    // Self at [sums, sums + events), calls' inclusive sum after; null: not summed (all zero).
-    uint64_t* sums = nullptr;
+    // 1 + the number of its sums in the chunks (SumsOf: self for each event, then the calls'
+    // inclusive sum); 0: not summed (all zero). A number, not a pointer: 20 bytes an entry.
+    uint32_t sums = 0;
     bool defined : 1 = false;  // has an fn= block
     bool called : 1 = false;   // is a call target
     // For the injector's own bookkeeping of what reached its output.
@@ -88,7 +89,7 @@ class CostAccounting {
   std::vector<uint64_t> Inclusive(const FunctionKey& key) const;
   /// The self cost of a function of functions() (all zero when it is not summed).
   std::span<const uint64_t> Self(const Entry& entry) const {
-    return {entry.sums ? entry.sums : zeros_.data(), events_};
+    return {entry.sums ? SumsOf(entry.sums) : zeros_.data(), events_};
   }
   /// Whether `key` has sums of its own (see Function).
   bool HasSums(const FunctionKey& key) const {
@@ -108,10 +109,16 @@ class CostAccounting {
   KeyIndex<FunctionKey, FunctionKeyHash, std::deque<FunctionEntry>, KeyOf> index_{&functions_};
   // 2 * events_ values per function, in chunks: growing never copies them (a vector's doubling
   // held both copies at once) and Entry::sums stays valid.
-  uint64_t* NewSums();
+  static constexpr uint32_t kChunkFunctions = 4096;
+  uint32_t NewSums();
+  uint64_t* SumsOf(uint32_t sums) const {
+    uint32_t n = sums - 1;
+    return sum_chunks_[n / kChunkFunctions].get() + 2 * events_ * (n % kChunkFunctions);
+  }
   std::vector<std::unique_ptr<uint64_t[]>> sum_chunks_;
-  size_t chunk_used_ = 0;  // functions in the last chunk
+  uint32_t sums_used_ = 0;  // functions with sums
   Entry* current_ = nullptr;
+  uint64_t* current_sums_ = nullptr;  // SumsOf(current_->sums), or null
 };
 
 /// The injector's invariants for one part, from the sums of every input record (`in`), of the

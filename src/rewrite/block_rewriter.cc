@@ -58,8 +58,21 @@ DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) const {
 }
 
 int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
-  uint64_t cache_key = (uint64_t{version->load_order()} << 32) | suffix;
-  if (const int* cached = identity_cache_.find(cache_key)) return *cached;
+  // Most versions are entered without a recursion suffix: those by a dense table (a map entry
+  // per version was 17 MB at 500K JIT functions), the rest by a map.
+  uint32_t order = version->load_order();
+  int* cached = nullptr;
+  if (suffix == 0) {
+    if (order >= identity_by_version_.size())
+      identity_by_version_.resize(std::max<size_t>(order + 1, identity_by_version_.size() * 3 / 2),
+                                  -1);
+    cached = &identity_by_version_[order];
+  } else {
+    auto [value, inserted] = identity_cache_.try_emplace((uint64_t{order} << 32) | suffix);
+    if (inserted) *value = -1;
+    cached = value;
+  }
+  if (*cached >= 0) return *cached;
   DefinitionSite site = SiteOf(*version);
   // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
   std::string function = site.name.empty() ? "jit@" + std::to_string(version->start())
@@ -67,9 +80,9 @@ int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
   if (suffix) function += names_.Text(suffix);
   FunctionKey key{names_.Intern(site.object).id, names_.Intern(site.file).id,
                   names_.Intern(function).id};
-  int out = OutFunctionFor(key, /*jit=*/true);
-  identity_cache_[cache_key] = out;
-  return out;
+  // Neither table grew since `cached` was taken: OutFunctionFor and the name table touch neither.
+  *cached = OutFunctionFor(key, /*jit=*/true);
+  return *cached;
 }
 
 int Injector::Impl::OutFunctionFor(const FunctionKey& key, bool jit) {
@@ -111,13 +124,13 @@ void Injector::Impl::RewriteBlock() {
   RewriteCalls();
   FinalizeEdges();
   EmitOutputs();
-  InFunction& f = in_functions_[size_t(block_.function)];
+  InFunction& f = In(block_.function);
   if (f.jit && pending_calls_.count(f.key)) ResolvePending(f.key);
   block_.agg.Clear();
 }
 
 void Injector::Impl::ResolveBlock() {
-  InFunction& f = in_functions_[size_t(block_.function)];
+  InFunction& f = In(block_.function);
   block_.split.clear();
   block_.version = nullptr;
   if (f.jit && IsObjectCode(f.entry)) {
@@ -167,7 +180,7 @@ void Injector::Impl::ResolveBlock() {
     }
   }
   // Calls into this function from now on enter what its first block resolved to.
-  InFunction& g = in_functions_[size_t(block_.function)];
+  InFunction& g = In(block_.function);
   if (!g.resolved) {
     g.resolved = true;
     g.version = block_.version;
@@ -194,7 +207,7 @@ bool Injector::Impl::IsOwn(int owner) const {
 }
 
 int Injector::Impl::Owner(uint64_t addr, const CodeVersion** version) {
-  const InFunction& block = in_functions_[size_t(block_.function)];
+  const InFunction& block = In(block_.function);
   *version = block_.version;
   if (instr_col_ < 0) return block_.identity;
   if (block.jit) {
@@ -232,8 +245,7 @@ int Injector::Impl::Owner(uint64_t addr, const CodeVersion** version) {
 }
 
 uint64_t Injector::Impl::AddrOf(const Position& pos) const {
-  return instr_col_ >= 0 ? pos.values[size_t(instr_col_)]
-                         : in_functions_[size_t(block_.function)].entry;
+  return instr_col_ >= 0 ? pos.values[size_t(instr_col_)] : In(block_.function).entry;
 }
 
 void Injector::Impl::Place(const Position& pos, uint32_t in_file, const CodeVersion* version,
@@ -255,7 +267,7 @@ int Injector::Impl::BaseOf(int owner) const {
 void Injector::Impl::RewriteJumps() {
   // Jumps first: jumps from the block's own code into another function are the best evidence
   // for the call counts of synthesized edges.
-  const InFunction& b = in_functions_[size_t(block_.function)];
+  const InFunction& b = In(block_.function);
   const bool jit = b.jit;
   const FunctionKey block_key = b.key;
   for (const auto& [key, value] : block_.agg.jumps) {
@@ -305,7 +317,7 @@ void Injector::Impl::RewriteJumps() {
 }
 
 void Injector::Impl::RewriteCosts() {
-  const bool jit = in_functions_[size_t(block_.function)].jit;
+  const bool jit = In(block_.function).jit;
   std::vector<size_t> fits;
   std::vector<uint64_t>& copy = scratch_costs_;  // reused: one allocation per run, not per line
   for (const auto& [key, offset] : block_.agg.costs) {
@@ -361,7 +373,7 @@ void Injector::Impl::RewriteCalls() {
 }
 
 void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
-  const bool jit = in_functions_[size_t(block_.function)].jit;
+  const bool jit = In(block_.function).jit;
   const CodeVersion* site_version = nullptr;
   int owner = Owner(AddrOf(key.site), &site_version);
   CallKey out_key;

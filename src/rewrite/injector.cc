@@ -69,6 +69,7 @@ void Injector::Impl::OnPartBegin(int part_index) {
   out_.clear();
   out_index_.clear();
   identity_cache_.clear();
+  identity_by_version_.clear();
   splits_.clear();
   pending_calls_.clear();
   mode_ = Mode::kNone;
@@ -151,21 +152,27 @@ void Injector::Impl::OnLayout(const PartLayout& layout) {
 }
 
 int Injector::Impl::InFunctionFor(const FunctionKey& key) {
+  JitName jit;
+  if (!IsUnknownObject(names_.Text(key.object)) ||
+      !ParseJitFunctionName(names_.Text(key.function), &jit)) {
+    // Nothing looks an ordinary function up after its block (call targets, the invariants'
+    // exemptions and the report ask about JIT-looking ones only): one scratch entry serves
+    // them all, so the native functions of a profile (there may be millions) take no memory.
+    ordinary_ = InFunction{};
+    ordinary_.key = key;
+    return kOrdinary;
+  }
   auto [index, inserted] = in_index_.insert(key, uint32_t(in_functions_.size()));
   if (inserted) {
     InFunction& f = in_functions_.emplace_back();
     f.key = key;
-    JitName jit;
-    if (IsUnknownObject(names_.Text(key.object)) &&
-        ParseJitFunctionName(names_.Text(key.function), &jit)) {
-      f.unnamed = true;
-      ++stats_.jit_blocks;
-      if (index_.Lookup(jit.addr) && !IsObjectCode(jit.addr)) {
-        f.jit = true;
-        f.entry = jit.addr;
-        f.suffix = jit.suffix.empty() ? 0 : names_.Intern(jit.suffix).id;
-        ++stats_.jit_blocks_resolved;
-      }
+    f.unnamed = true;
+    ++stats_.jit_blocks;
+    if (index_.Lookup(jit.addr) && !IsObjectCode(jit.addr)) {
+      f.jit = true;
+      f.entry = jit.addr;
+      f.suffix = jit.suffix.empty() ? 0 : names_.Intern(jit.suffix).id;
+      ++stats_.jit_blocks_resolved;
     }
   }
   return int(index);
@@ -183,7 +190,7 @@ void Injector::Impl::FinishBlock() {
 void Injector::Impl::Defer() {
   if (cur_deferred_) return;
   cur_deferred_ = true;
-  removed_acc_.Function(in_functions_[size_t(block_.function)].key);
+  removed_acc_.Function(In(block_.function).key);
 }
 
 void Injector::Impl::EmitPassHeader() {
@@ -207,11 +214,11 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   block_.function = InFunctionFor(key);
   // The input's own per-function sums serve the unnamed-JIT-cost report only: other functions
   // count in the totals, and their changes are checked from what was taken out and written.
-  in_acc_.Function(key, in_functions_[size_t(block_.function)].unnamed);
+  in_acc_.Function(key, In(block_.function).unnamed);
   block_.agg.Clear();
   block_.has_kept = false;
   pool_.Reset(events_);
-  if (in_functions_[size_t(block_.function)].jit) {
+  if (In(block_.function).jit) {
     mode_ = Mode::kJit;
     return;
   }
@@ -314,7 +321,7 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
     downstream_->OnCost(out);
     return;
   }
-  const InFunction& b = in_functions_[size_t(block_.function)];
+  const InFunction& b = In(block_.function);
   if (mode_ == Mode::kJit) {
     block_.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
     // A JIT function is renamed: its input sums are not compared, only the totals.
@@ -378,7 +385,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     forward();
     return;
   }
-  const InFunction& b = in_functions_[size_t(block_.function)];
+  const InFunction& b = In(block_.function);
   CallKey key{call.source, file.id, target, call.target};
   if (mode_ == Mode::kJit) {
     block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
@@ -415,7 +422,7 @@ void Injector::Impl::OnJump(const JumpRecord& jump) {
     forward();
     return;
   }
-  const InFunction& b = in_functions_[size_t(block_.function)];
+  const InFunction& b = In(block_.function);
   JumpKey key{jump.source,        file.id,         jump.target, target_file.id,
               target_function.id, jump.conditional};
   if (mode_ == Mode::kJit) {

@@ -48,7 +48,8 @@ struct BlockOutput {
   std::map<int, SynthEdge> edges;  // by target OutFunction index; ordered for determinism
 };
 
-/// What is known about one input function key (mapped ob, fl, fn) of the current part.
+/// What is known about one JIT-looking input function key (mapped ob, fl, fn: a `???` object
+/// and an address name) of the current part, or about the ordinary function of the current block.
 struct InFunction {
   FunctionKey key;
   bool unnamed = false;  // JIT-looking: `???` object, address name (covered or not)
@@ -117,7 +118,15 @@ class Injector::Impl {
   void EmitPassHeader();
   /// The current ordinary block's record is rewritten at the block's end, not streamed.
   void Defer();
+  /// The InFunction index of `key`'s block: kOrdinary for an ordinary function.
   int InFunctionFor(const FunctionKey& key);
+  static constexpr int kOrdinary = -2;
+  InFunction& In(int index) {
+    return index == kOrdinary ? ordinary_ : in_functions_[size_t(index)];
+  }
+  const InFunction& In(int index) const {
+    return index == kOrdinary ? ordinary_ : in_functions_[size_t(index)];
+  }
   bool IsJitAddress(uint32_t object, uint64_t addr) const;
   /// Whether `addr` (absolute) is code of a real object (see the rules in inject.h); sets
   /// `*owner` to the object's function when a block of it has a cost line there.
@@ -200,12 +209,14 @@ class Injector::Impl {
   size_t events_ = 0;
   // Deques: a profile may have millions of functions, and a vector's doubling would hold the
   // old and the new array at once.
-  std::deque<InFunction> in_functions_;
+  std::deque<InFunction> in_functions_;  // JIT-looking functions only
+  InFunction ordinary_;                  // the current block's, when it is an ordinary function
   KeyIndex<FunctionKey, FunctionKeyHash, std::deque<InFunction>, KeyOfIn> in_index_{&in_functions_};
   std::deque<OutFunction> out_;
   KeyIndex<FunctionKey, FunctionKeyHash, std::deque<OutFunction>, KeyOfOut> out_index_{&out_};
-  // (version index << 32 | suffix id) -> out index.
+  // (version load order << 32 | suffix id) -> out index, for suffixed identities.
   FlatHashMap<uint64_t, int> identity_cache_;
+  std::vector<int> identity_by_version_;  // version load order -> out index (suffix 0), or -1
   // InFunction index -> how its first block was split among reused versions (rare).
   std::unordered_map<int, ReuseSplit> splits_;
   // The invariants' sums: every input record, and of those the ones the injector took out of the
