@@ -134,9 +134,10 @@ struct InjectStats {
   uint64_t total_cost = 0;               // first event, all parts
   uint64_t unnamed_jit_cost_before = 0;  // self cost in JIT-looking blocks of the input
   uint64_t unnamed_jit_cost_after = 0;   // the same in the output
-  int64_t jit_blocks = 0;                // JIT-looking fn= blocks in the input
+  // Counted per part and summed, as Callgrind names every function again in each part.
+  int64_t jit_blocks = 0;  // JIT-looking functions (fn= of `???`, address names)
   int64_t jit_blocks_resolved = 0;
-  int64_t functions_resolved = 0;         // distinct resolved (ob, fl, fn) triples
+  int64_t functions_resolved = 0;         // resolved (ob, fl, fn) triples written
   int64_t definitions_disambiguated = 0;  // names given a `:LINE` (resolve/definition_names.h)
   int64_t calls_renamed = 0;              // calls= lines whose target was renamed
   int64_t cost_lines_moved = 0;           // cost lines that left their block (tail jumps)

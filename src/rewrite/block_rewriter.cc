@@ -555,7 +555,6 @@ void Injector::Impl::FinalizeEdges() {
 void Injector::Impl::NoteWritten(const OutFunction& f) {
   if (f.jit) {
     // Named by the injector: its sums are not compared with the input's, only the totals.
-    resolved_functions_.try_emplace(f.key);
     if (CostAccounting::Entry* in = in_acc_.Find(f.key)) in->out_defined = true;
     return;
   }

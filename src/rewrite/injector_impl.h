@@ -255,7 +255,6 @@ class Injector::Impl {
   // function that has cost lines in it (objects with absolute addresses only). Small: one entry
   // per such version.
   std::unordered_map<const CodeVersion*, FunctionKey> object_code_;
-  FlatHashMap<FunctionKey, NoValue, FunctionKeyHash> resolved_functions_;
   std::unordered_map<std::string, uint64_t> unresolved_cost_;  // fn text -> first-event cost
   int64_t violations_total_ = 0;
 };

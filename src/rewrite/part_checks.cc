@@ -44,6 +44,8 @@ void Injector::Impl::CollectStats() {
     const CostAccounting::Entry* entry = acc.Find(key);
     return entry ? acc.Self(*entry)[0] : 0;
   };
+  for (const OutFunction& f : out_)
+    if (f.jit && f.emitted) ++stats_.functions_resolved;
   if (events_ == 0) return;
   stats_.total_cost += in_acc_.totals()[0];
   for (const auto& [key, entry] : in_acc_.functions()) {
@@ -62,7 +64,6 @@ void Injector::Impl::CollectStats() {
 
 InjectStats Injector::Impl::stats() const {
   InjectStats s = stats_;
-  s.functions_resolved = int64_t(resolved_functions_.size());
   s.reused_addresses_seen = chooser_.reused_addresses();
   s.ambiguous_choices = chooser_.ambiguous_choices();
   std::vector<InjectStats::Unresolved> top;
