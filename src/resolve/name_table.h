@@ -3,13 +3,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cg_inject/profile.h"
 #include "util/arena.h"
+#include "util/chunked_vector.h"
 #include "util/flat_hash_map.h"
 
 namespace cg_inject {
@@ -17,6 +17,7 @@ namespace cg_inject {
 /// Interns names by text. Ids start at 1 (0 = no name) and are dense.
 class NameTable {
  public:
+  NameTable() { texts_.push_back({}); }
   /// The name for `text`; copies the text on first sight. The returned view lives as long as the
   /// table.
   Name Intern(std::string_view text);
@@ -35,12 +36,12 @@ class NameTable {
   // Never moves what it holds, so views into it stay valid; no heap block per name.
   Arena storage_;
   // Id -> text, and text -> id through the ids (a 4-byte slot, not a second view): a profile
-  // may name millions of functions. A deque: growing never holds two copies.
-  static std::string_view TextAt(const std::deque<std::string_view>& t, uint32_t id) {
+  // may name millions of functions. In chunks: growing never holds two copies.
+  static std::string_view TextAt(const ChunkedVector<std::string_view>& t, uint32_t id) {
     return t[id];
   }
-  std::deque<std::string_view> texts_{std::string_view()};
-  KeyIndex<std::string_view, std::hash<std::string_view>, std::deque<std::string_view>, TextAt>
+  ChunkedVector<std::string_view> texts_;  // [0]: the empty name (NameTable())
+  KeyIndex<std::string_view, std::hash<std::string_view>, ChunkedVector<std::string_view>, TextAt>
       ids_{&texts_};
   std::vector<uint32_t> upstream_;                   // upstream id -> our id (0 = not seen yet)
   FlatHashMap<uint32_t, uint32_t> upstream_sparse_;  // for very large upstream ids

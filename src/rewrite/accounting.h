@@ -5,13 +5,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "util/chunked_vector.h"
 #include "util/flat_hash_map.h"
 
 namespace cg_inject {
@@ -82,7 +82,7 @@ class CostAccounting {
   size_t events() const { return events_; }
   const std::vector<uint64_t>& totals() const { return totals_; }
   /// Every function with an entry, in the order of their first sight.
-  const std::deque<FunctionEntry>& functions() const { return functions_; }
+  const ChunkedVector<FunctionEntry>& functions() const { return functions_; }
   /// Targets of calls= lines that have no fn= block.
   std::vector<FunctionKey> MissingTargets() const;
   /// self + calls of `key`, or all zero when unknown.
@@ -102,11 +102,11 @@ class CostAccounting {
   size_t events_ = 0;
   std::vector<uint64_t> totals_;
   std::vector<uint64_t> zeros_;  // events_ zeros: Self of a function without sums
-  // Entries in a deque, found through a flat index: adding one never moves the others, so
+  // Entries in chunks, found through a flat index: adding one never moves the others, so
   // current_ and the references Call and At return stay valid, and no entry has a heap node.
-  static FunctionKey KeyOf(const std::deque<FunctionEntry>& t, uint32_t i) { return t[i].key; }
-  std::deque<FunctionEntry> functions_;
-  KeyIndex<FunctionKey, FunctionKeyHash, std::deque<FunctionEntry>, KeyOf> index_{&functions_};
+  static FunctionKey KeyOf(const ChunkedVector<FunctionEntry>& t, uint32_t i) { return t[i].key; }
+  ChunkedVector<FunctionEntry> functions_;
+  KeyIndex<FunctionKey, FunctionKeyHash, ChunkedVector<FunctionEntry>, KeyOf> index_{&functions_};
   // 2 * events_ values per function, in chunks: growing never copies them (a vector's doubling
   // held both copies at once) and Entry::sums stays valid.
   static constexpr uint32_t kChunkFunctions = 4096;

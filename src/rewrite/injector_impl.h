@@ -9,11 +9,11 @@
 //   part_checks.cc     invariants and statistics at the end of each part
 #pragma once
 
-#include <deque>
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
+#include "util/chunked_vector.h"
 
 #include "cg_inject/inject.h"
 #include "resolve/definition_names.h"
@@ -91,8 +91,8 @@ struct PendingCall {
 };
 
 // Keys of the per-function tables below, for their KeyIndex.
-inline FunctionKey KeyOfIn(const std::deque<InFunction>& t, uint32_t i) { return t[i].key; }
-inline FunctionKey KeyOfOut(const std::deque<OutFunction>& t, uint32_t i) { return t[i].key; }
+inline FunctionKey KeyOfIn(const ChunkedVector<InFunction>& t, uint32_t i) { return t[i].key; }
+inline FunctionKey KeyOfOut(const ChunkedVector<OutFunction>& t, uint32_t i) { return t[i].key; }
 
 class Injector::Impl {
  public:
@@ -207,13 +207,14 @@ class Injector::Impl {
   bool add_line_ = false;
   bool first_event_is_ir_ = false;
   size_t events_ = 0;
-  // Deques: a profile may have millions of functions, and a vector's doubling would hold the
+  // In chunks: a profile may have millions of functions, and a vector's doubling would hold the
   // old and the new array at once.
-  std::deque<InFunction> in_functions_;  // JIT-looking functions only
-  InFunction ordinary_;                  // the current block's, when it is an ordinary function
-  KeyIndex<FunctionKey, FunctionKeyHash, std::deque<InFunction>, KeyOfIn> in_index_{&in_functions_};
-  std::deque<OutFunction> out_;
-  KeyIndex<FunctionKey, FunctionKeyHash, std::deque<OutFunction>, KeyOfOut> out_index_{&out_};
+  ChunkedVector<InFunction> in_functions_;  // JIT-looking functions only
+  InFunction ordinary_;                     // the current block's, when it is an ordinary function
+  KeyIndex<FunctionKey, FunctionKeyHash, ChunkedVector<InFunction>, KeyOfIn> in_index_{
+      &in_functions_};
+  ChunkedVector<OutFunction> out_;
+  KeyIndex<FunctionKey, FunctionKeyHash, ChunkedVector<OutFunction>, KeyOfOut> out_index_{&out_};
   // (version load order << 32 | suffix id) -> out index, for suffixed identities.
   FlatHashMap<uint64_t, int> identity_cache_;
   std::vector<int> identity_by_version_;  // version load order -> out index (suffix 0), or -1
