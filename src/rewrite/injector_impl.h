@@ -9,6 +9,7 @@
 //   part_checks.cc     invariants and statistics at the end of each part
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -174,6 +175,8 @@ class Injector::Impl {
   int OutFunctionFor(const FunctionKey& key, bool jit);
   void LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line, uint32_t* file);
   uint32_t FileOf(const CodeVersion& version);
+  /// The name id of a file text of the index.
+  uint32_t FileId(std::string_view file);
   BlockOutput& Output(int function);
   SynthEdge& Edge(int caller, int target);
   void FinalizeEdges();
@@ -238,6 +241,11 @@ class Injector::Impl {
   std::string cur_raw_;      // its input text (FunctionContext::raw), kept until it is emitted
   bool pending_header_ = false;
   bool cur_deferred_ = false;
+  struct FileIdCache {
+    std::string_view text;
+    uint32_t id = 0;
+  };
+  std::array<FileIdCache, 256> file_ids_{};  // FileId's, by text address
   std::vector<uint64_t> scratch_addrs_;
   // A copy of one pooled cost vector: adding to the pool may move the original.
   std::vector<uint64_t> scratch_costs_;
