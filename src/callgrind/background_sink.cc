@@ -1,5 +1,6 @@
 #include "callgrind/background_sink.h"
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -62,14 +63,14 @@ class BatchReader {
 }  // namespace
 
 BackgroundSink::BackgroundSink(ProfileSink* downstream) : downstream_(downstream) {
-  batch_.reserve(kBatchBytes + 4096);
+  batch_.resize(kBatchBytes + 4096);
   thread_ = std::thread([this] { Run(); });
 }
 
 BackgroundSink::~BackgroundSink() { Stop(); }
 
-void BackgroundSink::Put(const void* bytes, size_t size) {
-  batch_.append(static_cast<const char*>(bytes), size);
+void BackgroundSink::GrowBatch(size_t size) {
+  batch_.resize(std::max(batch_.size() * 2, used_ + size));
 }
 
 void BackgroundSink::PutText(std::string_view text) {
@@ -171,23 +172,24 @@ void BackgroundSink::Finish() {
 }
 
 void BackgroundSink::Hand(bool force) {
-  if (batch_.size() < kBatchBytes && !(force && !batch_.empty())) return;
+  if (used_ < kBatchBytes && !(force && used_ != 0)) return;
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return full_.size() < kMaxQueued || error_ || stop_; });
   if (error_) std::rethrow_exception(error_);
   if (stop_) {  // abandoned: nothing more is written
-    batch_.clear();
+    used_ = 0;
     return;
   }
+  batch_.resize(used_);  // what the thread replays
   full_.push_back(std::move(batch_));
   if (free_.empty()) {
     batch_ = std::string();
-    batch_.reserve(kBatchBytes + 4096);
   } else {
     batch_ = std::move(free_.back());
     free_.pop_back();
-    batch_.clear();
   }
+  batch_.resize(std::max(batch_.capacity(), kBatchBytes + 4096));
+  used_ = 0;
   changed_.notify_all();
 }
 

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -48,7 +49,14 @@ class BackgroundSink : public ProfileSink {
   void Finish();
 
  private:
-  void Put(const void* bytes, size_t size);
+  // Inline, into a batch already sized: a std::string append per field (7 per cost line)
+  // was 4% of a map run's instructions.
+  void Put(const void* bytes, size_t size) {
+    if (size > batch_.size() - used_) GrowBatch(size);
+    std::memcpy(batch_.data() + used_, bytes, size);
+    used_ += size;
+  }
+  void GrowBatch(size_t size);
   template <typename T>
   void PutValue(const T& value) {
     Put(&value, sizeof value);
@@ -63,7 +71,8 @@ class BackgroundSink : public ProfileSink {
   void Replay(const std::string& batch);
 
   ProfileSink* downstream_;
-  std::string batch_;  // being filled by the producer
+  std::string batch_;  // being filled by the producer: its first used_ bytes
+  size_t used_ = 0;
 
   std::mutex mutex_;
   std::condition_variable changed_;
