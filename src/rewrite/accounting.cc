@@ -54,6 +54,13 @@ void CostAccounting::Function(const FunctionKey& key, bool sums) {
   current_sums_ = current_->sums ? SumsOf(current_->sums) : nullptr;
 }
 
+void CostAccounting::TotalsOnly(const FunctionKey& key) {
+  if (Entry* entry = Find(key)) entry->defined = true;
+  totals_only_ = Entry{};
+  current_ = &totals_only_;
+  current_sums_ = nullptr;
+}
+
 void CostAccounting::Cost(std::span<const uint64_t> costs, bool in_totals) {
   if (!current_) return;
   size_t n = std::min(costs.size(), events_);

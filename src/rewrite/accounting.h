@@ -53,6 +53,9 @@ class CostAccounting {
   /// and calls count only in the totals: the injector sums every input function, but needs the
   /// sums of few (per function they were the largest part of its memory).
   void Function(const FunctionKey& key, bool sums = true);
+  /// Starts a block of `key` whose costs count in the totals only and that needs no entry (an
+  /// existing one, made by a call to it, is marked defined).
+  void TotalsOnly(const FunctionKey& key);
   /// Adds self cost to the current function and, unless `in_totals` is false (costs already
   /// counted there by AddTotals), to the totals.
   void Cost(std::span<const uint64_t> costs, bool in_totals = true);
@@ -118,6 +121,7 @@ class CostAccounting {
   std::vector<std::unique_ptr<uint64_t[]>> sum_chunks_;
   uint32_t sums_used_ = 0;  // functions with sums
   Entry* current_ = nullptr;
+  Entry totals_only_;                 // current_ of a TotalsOnly block
   uint64_t* current_sums_ = nullptr;  // SumsOf(current_->sums), or null
 };
 

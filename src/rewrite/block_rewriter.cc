@@ -147,10 +147,19 @@ void Injector::Impl::ResolveBlock() {
     // Its records were counted as a JIT block's (totals only); now they are compared as this
     // function's.
     removed_acc_.Function(f.key);
-    for (const auto& [key, offset] : block_.agg.costs)
-      removed_acc_.Cost(pool_.Get(offset), /*in_totals=*/false);
-    for (const auto& [key, value] : block_.agg.calls)
+    // It had no entry of its own in the input's sums either (OnFunction): it gets the one an
+    // unresolved JIT-looking function has, and its cost leaves the resolved ones' sum.
+    in_acc_.Function(f.key, /*sums=*/true);
+    for (const auto& [key, offset] : block_.agg.costs) {
+      std::span<const uint64_t> costs = pool_.Get(offset);
+      removed_acc_.Cost(costs, /*in_totals=*/false);
+      in_acc_.Cost(costs, /*in_totals=*/false);
+      if (!costs.empty()) resolved_jit_cost_before_ -= costs[0];
+    }
+    for (const auto& [key, value] : block_.agg.calls) {
       removed_acc_.CallCost(pool_.Get(value.inclusive));
+      in_acc_.CallCost(pool_.Get(value.inclusive));
+    }
   }
   if (!f.jit) {
     block_.identity = block_.base_identity = OutFunctionFor(f.key, /*jit=*/false);
@@ -192,7 +201,6 @@ void Injector::Impl::ResolveBlock() {
     g.resolved = true;
     g.version = block_.version;
     g.identity = block_.identity;
-    g.base_identity = block_.base_identity;
     if (!block_.split.empty()) splits_[block_.function] = block_.split;
   }
 }

@@ -52,17 +52,18 @@ struct BlockOutput {
 /// What is known about one JIT-looking input function key (mapped ob, fl, fn: a `???` object
 /// and an address name) of the current part, or about the ordinary function of the current block.
 struct InFunction {
+  // Ordered for size (40 bytes): a part may have millions.
+  uint64_t entry = 0;
+  // Set with `resolved` when its first block has been rewritten: what calls into it resolve to.
+  const CodeVersion* version = nullptr;
   FunctionKey key;
+  uint32_t suffix = 0;  // interned `'N` text id (0 = none)
+  int identity = -1;
   bool unnamed = false;  // JIT-looking: `???` object, address name (covered or not)
   bool jit = false;      // JIT-looking and covered: every record is attributed
-  uint64_t entry = 0;
-  uint32_t suffix = 0;  // interned `'N` text id (0 = none)
-  // Set when its first block has been rewritten: what calls into it resolve to.
   bool resolved = false;
-  const CodeVersion* version = nullptr;
-  int identity = -1;
-  int base_identity = -1;
 };
+static_assert(sizeof(InFunction) <= 40);
 
 /// The block being read: its records at input positions.
 struct CurrentBlock {
@@ -227,6 +228,8 @@ class Injector::Impl {
   // stream and what it wrote instead. Lines that pass through count only once, in in_acc_, whose
   // per-function sums are kept for unnamed JIT functions only (the report's).
   CostAccounting in_acc_, removed_acc_, added_acc_;
+  // First-event cost of the part's resolved JIT blocks, which have no entry in in_acc_.
+  uint64_t resolved_jit_cost_before_ = 0;
   // Calls waiting for their target's block, by target InFunction index. Rare: only calls into
   // reused addresses before the target's block.
   std::unordered_map<FunctionKey, std::vector<PendingCall>, FunctionKeyHash> pending_calls_;
