@@ -42,6 +42,27 @@ TEST(CostAccountingTest, TargetsWithoutBlocksAreMissing) {
   EXPECT_THAT(empty.totals(), ElementsAre(0));
 }
 
+// A renamed JIT function's block: its costs count in the totals, it gets no entry (and no
+// sums), and a call to it made earlier keeps it from being a missing target.
+TEST(CostAccountingTest, TotalsOnlyBlocksCountInTotalsWithoutAnEntry) {
+  CostAccounting acc;
+  acc.Reset(1);
+  FunctionKey main{1, 1, 1}, jit{2, 2, 2}, called_jit{2, 2, 3};
+  acc.Function(main);
+  acc.Call(called_jit, std::vector<uint64_t>{3});
+  acc.TotalsOnly(jit);
+  acc.Cost(std::vector<uint64_t>{5});
+  acc.CallCost(std::vector<uint64_t>{9});  // no sums to add it to
+  acc.TotalsOnly(called_jit);
+  acc.Cost(std::vector<uint64_t>{3});
+  EXPECT_THAT(acc.totals(), ElementsAre(8));
+  EXPECT_EQ(acc.Find(jit), nullptr);
+  EXPECT_EQ(acc.functions().size(), 2u);  // main and the call target
+  EXPECT_TRUE(acc.MissingTargets().empty());
+  EXPECT_FALSE(acc.HasSums(called_jit));
+  EXPECT_THAT(acc.Inclusive(main), ElementsAre(3));
+}
+
 TEST(CostAccountingTest, SumsPast64BitsThrowInsteadOfWrapping) {
   constexpr uint64_t kMax = UINT64_MAX;
   const std::string kMessage =
