@@ -1,5 +1,8 @@
 #include "resolve/name_table.h"
 
+#include <cstdint>
+#include <stdexcept>
+
 namespace cg_inject {
 
 namespace {
@@ -9,13 +12,21 @@ constexpr uint32_t kDenseUpstreamLimit = 1u << 24;
 }  // namespace
 
 Name NameTable::Intern(std::string_view text) {
-  if (const uint32_t* id = ids_.find(text)) return Name{*id, texts_[*id]};
+  if (const uint32_t* id = ids_.find(text)) return Name{*id, Text(*id)};
   return Add(storage_.Copy(text));
 }
 
+void NameTable::Push(std::string_view text) {
+  // Profile lines are at most 64 MB (line_reader.h); a symbol source's name could only pass
+  // 4 GB in a file of that size.
+  if (text.size() > UINT32_MAX) throw std::length_error("a name longer than 4 GB");
+  text_data_.push_back(text.data());
+  text_sizes_.push_back(static_cast<uint32_t>(text.size()));
+}
+
 Name NameTable::Add(std::string_view stored) {
-  uint32_t id = static_cast<uint32_t>(texts_.size());
-  texts_.push_back(stored);
+  uint32_t id = static_cast<uint32_t>(size());
+  Push(stored);
   ids_.insert(stored, id);
   return Name{id, stored};
 }
@@ -29,14 +40,15 @@ uint32_t NameTable::InternUpstream(std::string_view text) {
 Name NameTable::Map(Name upstream) {
   if (upstream.id == 0) return Name{};
   if (upstream.id < kDenseUpstreamLimit) {
-    if (upstream.id >= upstream_.size()) upstream_.resize(size_t{upstream.id} * 2 + 16, 0);
+    if (upstream.id >= upstream_.size())
+      upstream_.resize(size_t{upstream.id} + upstream.id / 2 + 16, 0);
     uint32_t& ours = upstream_[upstream.id];
     if (ours == 0) ours = InternUpstream(upstream.text);
-    return Name{ours, texts_[ours]};
+    return Name{ours, Text(ours)};
   }
   auto [ours, inserted] = upstream_sparse_.try_emplace(upstream.id);
   if (inserted) *ours = InternUpstream(upstream.text);
-  return Name{*ours, texts_[*ours]};
+  return Name{*ours, Text(*ours)};
 }
 
 }  // namespace cg_inject

@@ -17,7 +17,9 @@ namespace cg_inject {
 /// Interns names by text. Ids start at 1 (0 = no name) and are dense.
 class NameTable {
  public:
-  NameTable() { texts_.push_back({}); }
+  NameTable() { Push({}); }
+  NameTable(const NameTable&) = delete;
+  NameTable& operator=(const NameTable&) = delete;
   /// The name for `text`; copies the text on first sight. The returned view lives as long as the
   /// table.
   Name Intern(std::string_view text);
@@ -26,8 +28,8 @@ class NameTable {
   /// `upstream.text` must live as long as this table (the reader's names do).
   Name Map(Name upstream);
   /// Text of an id from this table.
-  std::string_view Text(uint32_t id) const { return texts_[id]; }
-  size_t size() const { return texts_.size(); }
+  std::string_view Text(uint32_t id) const { return {text_data_[id], text_sizes_[id]}; }
+  size_t size() const { return text_data_.size(); }
 
  private:
   Name Add(std::string_view stored);
@@ -35,14 +37,14 @@ class NameTable {
 
   // Never moves what it holds, so views into it stay valid; no heap block per name.
   Arena storage_;
-  // Id -> text, and text -> id through the ids (a 4-byte slot, not a second view): a profile
-  // may name millions of functions. In chunks: growing never holds two copies.
-  static std::string_view TextAt(const ChunkedVector<std::string_view>& t, uint32_t id) {
-    return t[id];
-  }
-  ChunkedVector<std::string_view> texts_;  // [0]: the empty name (NameTable())
-  KeyIndex<std::string_view, std::hash<std::string_view>, ChunkedVector<std::string_view>, TextAt>
-      ids_{&texts_};
+  // Id -> text as a pointer and a 32-bit size (12 bytes, not a 16-byte view), and text -> id
+  // through the ids (a 4-byte slot): a profile may name millions of functions. In chunks:
+  // growing never holds two copies. [0]: the empty name (NameTable()).
+  void Push(std::string_view text);
+  static std::string_view TextAt(const NameTable& t, uint32_t id) { return t.Text(id); }
+  ChunkedVector<const char*> text_data_;
+  ChunkedVector<uint32_t> text_sizes_;
+  KeyIndex<std::string_view, std::hash<std::string_view>, NameTable, TextAt> ids_{this};
   std::vector<uint32_t> upstream_;                   // upstream id -> our id (0 = not seen yet)
   FlatHashMap<uint32_t, uint32_t> upstream_sparse_;  // for very large upstream ids
 };
