@@ -241,7 +241,7 @@ void CallgrindWriter::BindId(Space space, uint32_t id, std::string_view text) {
 
 void CallgrindWriter::BindFunctionId(uint32_t id, const FunctionKey& function) {
   // The slot first: the index may look up every id it holds while it inserts.
-  if (id >= functions_by_id_.size()) functions_by_id_.resize(id + id / 2 + 64);
+  if (id >= functions_by_id_.size()) functions_by_id_.resize(size_t{id} + 1);
   functions_by_id_[id] = function;
   // A function keeps the id it had: the input may define a second id for it.
   function_ids_.insert(function, id);

@@ -11,6 +11,7 @@
 #include "callgrind/raw_lines.h"
 #include "callgrind/string_interner.h"
 #include "cg_inject/profile.h"
+#include "util/chunked_vector.h"
 #include "util/flat_hash_map.h"
 
 namespace cg_inject {
@@ -189,9 +190,9 @@ class CallgrindWriter : public ProfileSink {
   std::vector<NameSlot> names_by_id_[2];
   // Function ids by (object, file, name): one id per function as KCachegrind identifies it.
   // Ids are bound once per part, so each id the index holds keeps naming its function.
-  static FunctionKey KeyOf(const std::vector<FunctionKey>& t, uint32_t id) { return t[id]; }
-  std::vector<FunctionKey> functions_by_id_;  // output id -> function
-  KeyIndex<FunctionKey, FunctionKeyHash, std::vector<FunctionKey>, KeyOf> function_ids_{
+  static FunctionKey KeyOf(const ChunkedVector<FunctionKey>& t, uint32_t id) { return t[id]; }
+  ChunkedVector<FunctionKey> functions_by_id_;  // output id -> function
+  KeyIndex<FunctionKey, FunctionKeyHash, ChunkedVector<FunctionKey>, KeyOf> function_ids_{
       &functions_by_id_};
   std::array<uint32_t, 3> max_id_{};        // objects, files, functions
   std::array<uint32_t, 3> max_input_id_{};  // the largest id seen in the part's input text

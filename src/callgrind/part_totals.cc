@@ -9,7 +9,7 @@ namespace cg_inject {
 void PartTotals::Reset(size_t events) {
   events_ = events;
   sums_.assign(events, 0);
-  std::fill(slot_by_function_.begin(), slot_by_function_.end(), 0);
+  slot_by_function_.clear();
   slot_owner_.clear();
   other_slots_.clear();
   inclusive_.clear();
@@ -17,7 +17,7 @@ void PartTotals::Reset(size_t events) {
 }
 
 void PartTotals::Function(uint32_t object, uint32_t file, uint32_t function) {
-  if (function >= slot_by_function_.size()) slot_by_function_.resize(function + function / 2 + 16);
+  if (function >= slot_by_function_.size()) slot_by_function_.resize(size_t{function} + 1);
   uint32_t& by_name = slot_by_function_[function];
   uint32_t slot;
   if (by_name == 0) {

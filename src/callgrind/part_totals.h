@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "util/chunked_vector.h"
 #include "util/flat_hash_map.h"
 
 namespace cg_inject {
@@ -51,7 +52,7 @@ class PartTotals {
   // function: a million functions then cost one allocation, not a million. A function is found
   // by its name id first (ids are dense: the reader interns names), costing 16 bytes per
   // function; only a name that recurs with another object or file goes to the hash map.
-  std::vector<uint32_t> slot_by_function_;                 // slot + 1, 0 = none yet
+  ChunkedVector<uint32_t> slot_by_function_;               // slot + 1, 0 = none yet
   std::vector<std::pair<uint32_t, uint32_t>> slot_owner_;  // object, file of each slot
   FlatHashMap<Key, uint32_t, KeyHash> other_slots_;
   std::vector<uint64_t> inclusive_;

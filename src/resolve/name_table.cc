@@ -40,8 +40,7 @@ uint32_t NameTable::InternUpstream(std::string_view text) {
 Name NameTable::Map(Name upstream) {
   if (upstream.id == 0) return Name{};
   if (upstream.id < kDenseUpstreamLimit) {
-    if (upstream.id >= upstream_.size())
-      upstream_.resize(size_t{upstream.id} + upstream.id / 2 + 16, 0);
+    if (upstream.id >= upstream_.size()) upstream_.resize(size_t{upstream.id} + 1);
     uint32_t& ours = upstream_[upstream.id];
     if (ours == 0) ours = InternUpstream(upstream.text);
     return Name{ours, Text(ours)};

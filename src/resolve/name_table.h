@@ -45,7 +45,7 @@ class NameTable {
   ChunkedVector<const char*> text_data_;
   ChunkedVector<uint32_t> text_sizes_;
   KeyIndex<std::string_view, std::hash<std::string_view>, NameTable, TextAt> ids_{this};
-  std::vector<uint32_t> upstream_;                   // upstream id -> our id (0 = not seen yet)
+  ChunkedVector<uint32_t> upstream_;                 // upstream id -> our id (0 = not seen yet)
   FlatHashMap<uint32_t, uint32_t> upstream_sparse_;  // for very large upstream ids
 };
 

@@ -66,20 +66,16 @@ DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) const {
 
 int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
   // Most versions are entered without a recursion suffix: those by a dense table (a map entry
-  // per version was 17 MB at 500K JIT functions), the rest by a map.
+  // per version was 17 MB at 500K JIT functions), the rest by a map. Both hold out index + 1.
   uint32_t order = version->load_order();
-  int* cached = nullptr;
+  uint32_t* cached = nullptr;
   if (suffix == 0) {
-    if (order >= identity_by_version_.size())
-      identity_by_version_.resize(std::max<size_t>(order + 1, identity_by_version_.size() * 3 / 2),
-                                  -1);
+    if (order >= identity_by_version_.size()) identity_by_version_.resize(size_t{order} + 1);
     cached = &identity_by_version_[order];
   } else {
-    auto [value, inserted] = identity_cache_.try_emplace((uint64_t{order} << 32) | suffix);
-    if (inserted) *value = -1;
-    cached = value;
+    cached = &identity_cache_[(uint64_t{order} << 32) | suffix];
   }
-  if (*cached >= 0) return *cached;
+  if (*cached != 0) return int(*cached - 1);
   DefinitionSite site = SiteOf(*version);
   // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
   std::string function = site.name.empty() ? "jit@" + std::to_string(version->start())
@@ -88,8 +84,9 @@ int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
   FunctionKey key{names_.Intern(site.object).id, names_.Intern(site.file).id,
                   names_.Intern(function).id};
   // Neither table grew since `cached` was taken: OutFunctionFor and the name table touch neither.
-  *cached = OutFunctionFor(key, /*jit=*/true);
-  return *cached;
+  int out = OutFunctionFor(key, /*jit=*/true);
+  *cached = uint32_t(out) + 1;
+  return out;
 }
 
 int Injector::Impl::OutFunctionFor(const FunctionKey& key, bool jit) {

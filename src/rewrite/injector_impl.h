@@ -219,9 +219,10 @@ class Injector::Impl {
       &in_functions_};
   ChunkedVector<OutFunction> out_;
   KeyIndex<FunctionKey, FunctionKeyHash, ChunkedVector<OutFunction>, KeyOfOut> out_index_{&out_};
-  // (version load order << 32 | suffix id) -> out index, for suffixed identities.
-  FlatHashMap<uint64_t, int> identity_cache_;
-  std::vector<int> identity_by_version_;  // version load order -> out index (suffix 0), or -1
+  // Identity's: (version load order << 32 | suffix id) -> out index + 1 for suffixed identities,
+  // version load order -> out index + 1 for the others; 0: not made yet.
+  FlatHashMap<uint64_t, uint32_t> identity_cache_;
+  ChunkedVector<uint32_t> identity_by_version_;
   // InFunction index -> how its first block was split among reused versions (rare).
   std::unordered_map<int, ReuseSplit> splits_;
   // The invariants' sums: every input record, and of those the ones the injector took out of the

@@ -1,6 +1,6 @@
-// An append-only array in fixed chunks, for per-function tables that may hold millions of
-// entries: growing never copies what is there (a vector's doubling holds the old and the new
-// array at once, and moves every entry), elements never move (references stay valid across
+// An array that only grows (or is cleared), in fixed chunks, for per-function tables that may hold
+// millions of entries: growing never copies what is there (a vector's doubling holds the old and
+// the new array at once, and moves every entry), elements never move (references stay valid across
 // appends), and indexing is a shift and a mask. std::deque has the first two properties, but
 // its blocks are 512 bytes (25 entries of 20 bytes), so every index is a division and a walk
 // through its iterator arithmetic: KeyIndex compares keys through operator[] on every lookup.
@@ -36,6 +36,13 @@ class ChunkedVector {
     return slot;
   }
   void push_back(const T& value) { emplace_back(value); }
+  /// Grows to `n` entries, the new ones T{} (tables indexed by an id that grows), or shrinks.
+  /// Growing allocates only the chunks up to `n`: no slack past it and no copy.
+  void resize(size_t n) {
+    while ((chunks_.size() << kChunkBits) < n) chunks_.push_back(std::make_unique<T[]>(kChunkSize));
+    for (size_t i = size_; i < n; ++i) (*this)[i] = T{};
+    size_ = n;
+  }
 
   /// Empties the array; keeps the first chunk, so a table cleared per part does not allocate it
   /// again (emplace_back assigns every entry it hands out).
