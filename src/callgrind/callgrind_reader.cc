@@ -4,9 +4,9 @@
 //
 // Each line is dispatched on its first byte: '#' comment, digit/'+'/'-'/'*' cost line, a letter
 // either `key=name` (ob, fl, fi, fe, fn, cob, cfi, cfl, cfn, jfi, jfn) or an association
-// (calls, jump, jcnd) or a `key: value` header line. Numbers and keys are parsed with small
-// Boost.Spirit X3 parsers built once at namespace scope; nothing on the per-line path allocates
-// except the first sight of a new name.
+// (calls, jump, jcnd) or a `key: value` header line. Numbers and keys are parsed by hand in tight
+// loops (Boost.Spirit X3 parsers were a fifth of the read time); nothing on the per-line path
+// allocates except the first sight of a new name.
 //
 // Decisions where the spec is silent or real files disagree with it:
 // - Name compression ids live in three spaces shared the way Callgrind shares them: objects
@@ -37,12 +37,11 @@
 //   column is kept opaque, as callgrind_annotate and KCachegrind do) with a located warning.
 #include "callgrind/callgrind_reader.h"
 
-#include <boost/spirit/home/x3.hpp>
-
 #include <algorithm>
 #include <charconv>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "callgrind/line_reader.h"
@@ -55,16 +54,6 @@
 
 namespace cg_inject {
 namespace {
-
-namespace x3 = boost::spirit::x3;
-
-// --- X3 grammar pieces, built once -----------------------------------------------------------
-
-const x3::uint_parser<uint64_t, 10> kDecimal;
-const x3::uint_parser<uint64_t, 16> kHexDigits;
-const x3::rule<class NumberRule, uint64_t> kNumber = "number";
-const auto kNumber_def = (x3::lit("0x") >> kHexDigits) | kDecimal;
-BOOST_SPIRIT_DEFINE(kNumber)
 
 enum class Key : uint8_t {
   kOb,
@@ -82,32 +71,59 @@ enum class Key : uint8_t {
   kJcnd
 };
 
-const x3::symbols<Key> kKeys({
-    {"ob", Key::kOb},
-    {"fl", Key::kFl},
-    {"fi", Key::kFi},
-    {"fe", Key::kFe},
-    {"fn", Key::kFn},
-    {"cob", Key::kCob},
-    {"cfi", Key::kCfi},
-    {"cfl", Key::kCfi},
-    {"cfn", Key::kCfn},
-    {"jfi", Key::kJfi},
-    {"jfn", Key::kJfn},
-    {"calls", Key::kCalls},
-    {"jump", Key::kJump},
-    {"jcnd", Key::kJcnd},
-});
-const auto kKeyLine = kKeys >> '=';
-// Unknown header keys are kept, so accept the shapes old writers used ("timeframe (BB):").
-// Explicit ranges, not x3::alpha/alnum: those assert on bytes >= 0x80 (found by the fuzzer).
-const auto kLetter = x3::char_('a', 'z') | x3::char_('A', 'Z');
-const auto kHeaderKey = kLetter >> *(kLetter | x3::char_('0', '9') | x3::char_("_ ()-")) >> ':';
-
 // --- small helpers ---------------------------------------------------------------------------
 
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+// Explicit ranges, not isalpha: no locale, and bytes >= 0x80 are not letters.
+bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// A key of up to 7 bytes and its length in one integer: a key line costs integer compares.
+constexpr uint64_t PackKey(std::string_view key) {
+  uint64_t v = key.size();
+  for (char c : key) v = v << 8 | static_cast<unsigned char>(c);
+  return v;
+}
+
+// Most frequent first (a call is cob=, cfi=, cfn=, calls=).
+constexpr std::pair<uint64_t, Key> kKeys[] = {
+    {PackKey("calls"), Key::kCalls}, {PackKey("cfn"), Key::kCfn},   {PackKey("cfi"), Key::kCfi},
+    {PackKey("cob"), Key::kCob},     {PackKey("fn"), Key::kFn},     {PackKey("fl"), Key::kFl},
+    {PackKey("ob"), Key::kOb},       {PackKey("fi"), Key::kFi},     {PackKey("fe"), Key::kFe},
+    {PackKey("cfl"), Key::kCfi},     {PackKey("jump"), Key::kJump}, {PackKey("jcnd"), Key::kJcnd},
+    {PackKey("jfi"), Key::kJfi},     {PackKey("jfn"), Key::kJfn},
+};
+
+/// The key of a `key=value` line and the offset of its value. The keys are not prefixes of each
+/// other, so the text before '=' must be one of them exactly.
+bool ParseKeyLine(std::string_view line, Key* key, size_t* value_at) {
+  size_t n = std::min<size_t>(line.size(), 6);
+  size_t eq = 0;
+  while (eq < n && line[eq] != '=') ++eq;
+  if (eq == n) return false;
+  uint64_t packed = PackKey(line.substr(0, eq));
+  for (const auto& [k, id] : kKeys) {
+    if (k == packed) {
+      *key = id;
+      *value_at = eq + 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The length of a header key through its ':', or 0. Unknown header keys are kept, so accept
+/// the shapes old writers used ("timeframe (BB):").
+size_t HeaderKeyLength(std::string_view line) {
+  if (line.empty() || !IsLetter(line[0])) return 0;
+  size_t i = 1;
+  for (; i < line.size(); ++i) {
+    char c = line[i];
+    if (!IsLetter(c) && !IsDigit(c) && c != '_' && c != ' ' && c != '(' && c != ')' && c != '-')
+      break;
+  }
+  return i < line.size() && line[i] == ':' ? i + 1 : 0;
+}
 
 void SkipBlanks(const char** p, const char* end) {
   while (*p != end && IsBlank(**p)) ++*p;
@@ -138,45 +154,56 @@ std::string Quote(std::string_view text) {
   return out;
 }
 
-/// Parses one whole number token at *p (decimal or 0x hex); false if it is not one.
-bool ReadNumber(const char** p, const char* end, uint64_t* value) {
-  const char* it = *p;
-  // Fast path for plain decimals, the bulk of every cost line: X3's general number parser was
-  // 15% of read time in bench/callgrind_perftest. Anything unusual (hex, overflow, a stray
-  // character) falls through to the X3 parser, which decides.
-  if (it != end && IsDigit(*it) && !(it + 1 != end && it[1] == 'x')) {
-    uint64_t v = 0;
-    const char* q = it;
-    while (q != end && IsDigit(*q) && q - it < 19) v = v * 10 + static_cast<uint64_t>(*q++ - '0');
-    if (q == end || IsBlank(*q)) {
-      *value = v;
-      *p = q;
-      return true;
-    }
+/// Scans a decimal number at p: the end of its digits, or nullptr when there are none or the value
+/// needs more than 64 bits. Leading zeros are free.
+const char* ScanDecimal(const char* p, const char* end, uint64_t* value) {
+  if (p == end || !IsDigit(*p)) return nullptr;
+  uint64_t v = static_cast<uint64_t>(*p++ - '0');
+  // 19 more digits might overflow; fewer cannot, so most numbers take only this loop.
+  const char* safe = end - p > 18 ? p + 18 : end;
+  while (p != safe && IsDigit(*p)) v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+  // Long numbers (or long runs of leading zeros, which are free) go on with overflow checks.
+  for (; p != end && IsDigit(*p); ++p) {
+    if (__builtin_mul_overflow(v, 10, &v) ||
+        __builtin_add_overflow(v, static_cast<uint64_t>(*p - '0'), &v))
+      return nullptr;
   }
-  // Hex addresses (`positions: instr`) likewise: X3 took 3% of a no-source run on them.
-  if (end - it > 2 && it[0] == '0' && it[1] == 'x') {
+  *value = v;
+  return p;
+}
+
+/// ScanDecimal, or a 0x hex number (either case), as Callgrind writes addresses. "0x" without hex
+/// digits, or with more than 64 bits of them, is the number 0 followed by 'x'.
+const char* ScanNumber(const char* p, const char* end, uint64_t* value) {
+  if (end - p > 2 && p[0] == '0' && p[1] == 'x') {
     uint64_t v = 0;
-    const char* q = it + 2;
-    int digits = 0;
-    for (; q != end && digits < 16; ++q, ++digits) {
+    const char* q = p + 2;
+    for (; q != end; ++q) {
       char c = *q;
-      unsigned d = c >= '0' && c <= '9'   ? unsigned(c - '0')
-                   : c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
-                   : c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
-                                          : 16;
+      unsigned d = IsDigit(c)                               ? unsigned(c - '0')
+                   : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? unsigned((c | 0x20) - 'a' + 10)
+                                                            : 16;
       if (d == 16) break;
+      if (v >> 60 != 0) {
+        q = nullptr;  // past 64 bits
+        break;
+      }
       v = v << 4 | d;
     }
-    if (digits > 0 && (q == end || IsBlank(*q))) {
+    if (q != nullptr && q != p + 2) {
       *value = v;
-      *p = q;
-      return true;
+      return q;
     }
+    // Not hex after all: the number is the "0" before the 'x'.
   }
-  if (!x3::parse(it, end, kNumber, *value)) return false;
-  if (it != end && !IsBlank(*it)) return false;
-  *p = it;
+  return ScanDecimal(p, end, value);
+}
+
+/// Parses one whole number token at *p (decimal or 0x hex); false if it is not one.
+inline bool ReadNumber(const char** p, const char* end, uint64_t* value) {
+  const char* q = ScanNumber(*p, end, value);
+  if (q == nullptr || (q != end && !IsBlank(*q))) return false;
+  *p = q;
   return true;
 }
 
@@ -187,19 +214,29 @@ const char* const kSpaceNoun[] = {"object", "file", "function"};
 /// what has been defined go to a hash map so a hostile "(4000000000)" costs no memory.
 class IdTable {
  public:
-  /// A definition: the name and the part (0-based) that defined it.
-  struct Entry {
-    Name name;
-    int part = 0;
-  };
-  const Entry* Lookup(uint64_t id) const {
-    if (id < dense_.size()) return dense_[id].name.id != 0 ? &dense_[id] : nullptr;
-    return sparse_.find(id);
+  /// The name `id` was defined as, and the part (0-based) that defined it; false if none.
+  bool Lookup(uint64_t id, Name* name, int* part = nullptr) const {
+    if (id < dense_.size()) {
+      const Slot& slot = dense_[id];
+      if (slot.id == 0) return false;
+      *name = Name{slot.id, std::string_view(slot.data, slot.size)};
+      if (part != nullptr) *part = dense_parts_[id];
+      return true;
+    }
+    const Entry* entry = sparse_.find(id);
+    if (entry == nullptr) return false;
+    *name = entry->name;
+    if (part != nullptr) *part = entry->part;
+    return true;
   }
   void Define(uint64_t id, Name name, int part) {
     if (id < dense_.size() || id < 2 * defined_ + 65536) {
-      if (id >= dense_.size()) dense_.resize(id + id / 2 + 16);
-      dense_[id] = Entry{name, part};
+      if (id >= dense_.size()) {
+        dense_.resize(id + id / 2 + 16);
+        dense_parts_.resize(dense_.size());
+      }
+      dense_[id] = Slot{name.text.data(), static_cast<uint32_t>(name.text.size()), name.id};
+      dense_parts_[id] = part;
     } else {
       sparse_[id] = Entry{name, part};
     }
@@ -207,7 +244,20 @@ class IdTable {
   }
 
  private:
-  std::vector<Entry> dense_;
+  // Every fn=/cfn=/cob=/cfi= line looks its id up at random, so a slot is a Name in 16 bytes
+  // (Name and a part were 32): 60k functions then fit in L2, and the lookup's cache miss had
+  // been most of ParseName. The parts are only read when an id is defined again.
+  struct Slot {
+    const char* data = nullptr;
+    uint32_t size = 0;  // names are shorter than 4 GB (string_interner.h)
+    uint32_t id = 0;    // 0: not defined
+  };
+  struct Entry {
+    Name name;
+    int part = 0;
+  };
+  std::vector<Slot> dense_;
+  std::vector<int> dense_parts_;
   FlatHashMap<uint64_t, Entry> sparse_;
   uint64_t defined_ = 0;
 };
@@ -461,15 +511,14 @@ void Reader::HandleLine(std::string_view line) {
     HandleCost(line);
     return;
   }
-  auto it = line.begin();
   Key key;
-  if (x3::parse(it, line.end(), kKeyLine, key)) {
-    HandleKeyLine(key, line, line.substr(static_cast<size_t>(it - line.begin())));
+  size_t value_at;
+  if (ParseKeyLine(line, &key, &value_at)) {
+    HandleKeyLine(key, line, line.substr(value_at));
     return;
   }
-  it = line.begin();
-  if (x3::parse(it, line.end(), kHeaderKey)) {
-    size_t colon = static_cast<size_t>(it - line.begin()) - 1;
+  if (size_t key_length = HeaderKeyLength(line)) {
+    size_t colon = key_length - 1;
     std::string_view header_key = line.substr(0, colon);
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && IsBlank(value.front())) value.remove_prefix(1);
@@ -518,7 +567,7 @@ void Reader::HandleHeader(std::string_view key, std::string_view value) {
     const char* p = value.data();
     uint64_t major = 0;
     const char* end = p + value.size();
-    if (!x3::parse(p, end, kDecimal, major) || major > 1)
+    if (ScanDecimal(p, end, &major) == nullptr || major > 1)
       Expected("version: 1 (or 0)", Quote(value));
     saw_marker_ = true;
   } else if (key == "creator" || key == "pid" || key == "thread" || key == "part" ||
@@ -597,16 +646,15 @@ Name Reader::ParseName(NameSpace space, std::string_view value) {
   value.remove_prefix(i);
   // "(" digit starts a compressed name; real names never start that way (cl-format.xml).
   if (value.size() < 2 || value[0] != '(' || !IsDigit(value[1])) return Intern(value);
-  const char* p = value.data() + 1;
   const char* end = value.data() + value.size();
   uint64_t id = 0;
-  if (!x3::parse(p, end, kDecimal, id) || p == end || *p != ')')
-    Expected("a name id like (12)", Quote(value));
+  const char* p = ScanDecimal(value.data() + 1, end, &id);
+  if (p == nullptr || p == end || *p != ')') Expected("a name id like (12)", Quote(value));
   ++p;
   SkipBlanks(&p, end);
   if (p == end) {
-    const IdTable::Entry* entry = ids_[space].Lookup(id);
-    if (entry != nullptr) return entry->name;
+    Name name;
+    if (ids_[space].Lookup(id, &name)) return name;
     // callgrind-0.10.1 wrote references to object ids it never defined (gprof2dot's
     // selinux.callgrind); callgrind_annotate reads them as an empty name, and so do we, with a
     // counted warning. Strict mode refuses them.
@@ -620,14 +668,15 @@ Name Reader::ParseName(NameSpace space, std::string_view value) {
     return Intern("");
   }
   Name name = Intern(std::string_view(p, static_cast<size_t>(end - p)));
-  const IdTable::Entry* old = ids_[space].Lookup(id);
+  Name old;
+  int old_part = 0;
   // callgrind_annotate and KCachegrind both take the new name from here on; so do we. Within a
   // part that is a slip; a later part may define ids afresh (KCachegrind forgets them at each
   // part, and cg-inject's writer defines them anew per part).
-  if (old != nullptr && old->name.id != name.id && old->part == part_index_) {
+  if (ids_[space].Lookup(id, &old, &old_part) && old.id != name.id && old_part == part_index_) {
     Warn("callgrind: name id redefined", std::string("expected ") + kSpaceNoun[space] + " id (" +
                                              std::to_string(id) + ") to keep its name " +
-                                             Quote(old->name.text) + ", got " + Quote(name.text) +
+                                             Quote(old.text) + ", got " + Quote(name.text) +
                                              " (the new name is used from here on)");
   }
   ids_[space].Define(id, name, part_index_);
@@ -868,11 +917,11 @@ void Reader::HandleJump(Key key, std::string_view line, std::string_view value) 
   jump.raw_base = last_;
   const char* tok = p;
   uint64_t first = 0;
-  const char* it = p;
-  if (!x3::parse(it, end, kNumber, first))
+  p = ScanNumber(p, end, &first);
+  if (p == nullptr) {
     Expected(jump.conditional ? "a count after jcnd=" : "a count after jump=",
              Quote(TokenAt(tok, end)));
-  p = it;
+  }
   if (!jump.conditional) {
     if (p != end && !IsBlank(*p)) Expected("a count after jump=", Quote(TokenAt(tok, end)));
     jump.followed = jump.executed = first;
@@ -930,6 +979,12 @@ void Reader::StartNewPart(std::string_view got) {
 }
 
 }  // namespace
+
+bool ParseCallgrindNumber(std::string_view token, uint64_t* value) {
+  const char* end = token.data() + token.size();
+  const char* q = ScanNumber(token.data(), end, value);
+  return q != nullptr && q == end;
+}
 
 void ReadCallgrind(ByteSource& in, ProfileSink& sink, const CallgrindReaderOptions& options) {
   Reader reader(in, sink, options);

@@ -171,6 +171,49 @@ TEST(CallgrindReaderTest, NumberForms) {
             "jump 10/10 -> |f @18446744073709551614 from 18446744073709551615 []\nend\n");
 }
 
+TEST(CallgrindNumberTest, Forms) {
+  uint64_t v = 7;
+  EXPECT_TRUE(ParseCallgrindNumber("0", &v));
+  EXPECT_EQ(v, 0u);
+  EXPECT_TRUE(ParseCallgrindNumber("1234567890123456789", &v));  // 19 digits: the fast loop
+  EXPECT_EQ(v, 1234567890123456789u);
+  EXPECT_TRUE(ParseCallgrindNumber("18446744073709551615", &v));
+  EXPECT_EQ(v, UINT64_MAX);
+  EXPECT_TRUE(ParseCallgrindNumber("0000000000000000000000000018446744073709551615", &v));
+  EXPECT_EQ(v, UINT64_MAX);
+  EXPECT_TRUE(ParseCallgrindNumber("10000000000000000000", &v));
+  EXPECT_EQ(v, 10000000000000000000u);
+  EXPECT_TRUE(ParseCallgrindNumber("0xffffffffffffffff", &v));
+  EXPECT_EQ(v, UINT64_MAX);
+  EXPECT_TRUE(ParseCallgrindNumber("0x00000000000000000000DeadBeef", &v));
+  EXPECT_EQ(v, 0xdeadbeefu);
+  EXPECT_TRUE(ParseCallgrindNumber("0x0", &v));
+  EXPECT_EQ(v, 0u);
+  for (std::string_view bad : {"",
+                               "x",
+                               "0x",
+                               "0X1",
+                               "0xg",
+                               "0x1g",
+                               "0x10000000000000000",
+                               "0x1fffffffffffffffff",
+                               "18446744073709551616",
+                               "18446744073709551620",
+                               "99999999999999999999",
+                               "184467440737095516150",
+                               "+1",
+                               "-1",
+                               "*",
+                               "1 ",
+                               " 1",
+                               "1x",
+                               "1.5",
+                               "0x1 ",
+                               "\xff"}) {
+    EXPECT_FALSE(ParseCallgrindNumber(bad, &v)) << bad;
+  }
+}
+
 TEST(CallgrindReaderErrorTest, BadNumbers) {
   std::string head(kHead);
   const char kCost[] = "t.cg:4: expected a cost (a decimal or 0x hex number), got ";
