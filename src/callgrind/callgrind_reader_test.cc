@@ -214,6 +214,23 @@ TEST(CallgrindNumberTest, Forms) {
   }
 }
 
+TEST(CallgrindNumberTest, EveryLength) {
+  // Short numbers take a word-at-a-time path, long ones a loop: each length, with and without
+  // leading zeros, and with what follows a token on a line.
+  std::string digits = "98765432109876543210";
+  for (size_t n = 1; n <= 19; ++n) {
+    for (std::string token : {digits.substr(0, n), std::string(n, '0') + digits.substr(0, n),
+                              "0" + digits.substr(20 - n)}) {
+      uint64_t want = std::stoull(token), v = 0;
+      EXPECT_TRUE(ParseCallgrindNumber(token, &v)) << token;
+      EXPECT_EQ(v, want) << token;
+      EXPECT_FALSE(ParseCallgrindNumber(token + "a", &v)) << token;
+      EXPECT_FALSE(ParseCallgrindNumber(token + "\n", &v)) << token;
+      EXPECT_FALSE(ParseCallgrindNumber("-" + token, &v)) << token;
+    }
+  }
+}
+
 TEST(CallgrindReaderErrorTest, BadNumbers) {
   std::string head(kHead);
   const char kCost[] = "t.cg:4: expected a cost (a decimal or 0x hex number), got ";

@@ -25,8 +25,10 @@ class LineReader {
 
   /// Stores the next line, without its "\n" or "\r\n", in `*line` and returns true; returns
   /// false at the end of input. A last line without a newline is still returned. The view
-  /// stays valid until the next call.
+  /// stays valid until the next call, and kPadding bytes after its end are readable
+  /// (initialized), so parsers may load a word at a time near the end of a line.
   bool ReadLine(std::string_view* line);
+  static constexpr size_t kPadding = 8;
 
   /// Starts a span at the next line. Span() returns the input bytes from there through the
   /// newline of the last line returned, so a record can carry the exact text it came from.
