@@ -15,7 +15,7 @@ LineReader::LineReader(ByteSource* in, size_t block_size)
 
 const std::string& LineReader::display_name() const { return in_->display_name(); }
 
-bool LineReader::ReadLine(std::string_view* line) {
+bool LineReader::ReadLastOrRefill(std::string_view* line) {
   for (;;) {
     const char* start = buf_.get() + begin_;
     const char* nl =

@@ -55,7 +55,9 @@ TEST_P(LineReaderTest, PaddingAfterEveryLineIsReadable) {
     std::string_view line;
     std::string after;
     while (reader.ReadLine(&line)) after.assign(line.data() + line.size(), LineReader::kPadding);
-    if (text.back() != '\n') EXPECT_EQ(after, std::string(LineReader::kPadding, '\0')) << text;
+    if (text.back() != '\n') {
+      EXPECT_EQ(after, std::string(LineReader::kPadding, '\0')) << text;
+    }
   }
 }
 
