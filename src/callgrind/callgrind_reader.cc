@@ -4,9 +4,9 @@
 //
 // Each line is dispatched on its first byte: '#' comment, digit/'+'/'-'/'*' cost line, a letter
 // either `key=name` (ob, fl, fi, fe, fn, cob, cfi, cfl, cfn, jfi, jfn) or an association
-// (calls, jump, jcnd) or a `key: value` header line. Numbers and keys are parsed with small
-// Boost.Spirit X3 parsers built once at namespace scope; nothing on the per-line path allocates
-// except the first sight of a new name.
+// (calls, jump, jcnd) or a `key: value` header line. Numbers and keys are parsed by hand, a word
+// at a time where lengths vary (a loop per number or a search per key mispredicted once per
+// token); nothing on the per-line path allocates except the first sight of a new name.
 //
 // Decisions where the spec is silent or real files disagree with it:
 // - Name compression ids live in three spaces shared the way Callgrind shares them: objects
@@ -37,12 +37,13 @@
 //   column is kept opaque, as callgrind_annotate and KCachegrind do) with a located warning.
 #include "callgrind/callgrind_reader.h"
 
-#include <boost/spirit/home/x3.hpp>
-
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "callgrind/line_reader.h"
@@ -55,16 +56,6 @@
 
 namespace cg_inject {
 namespace {
-
-namespace x3 = boost::spirit::x3;
-
-// --- X3 grammar pieces, built once -----------------------------------------------------------
-
-const x3::uint_parser<uint64_t, 10> kDecimal;
-const x3::uint_parser<uint64_t, 16> kHexDigits;
-const x3::rule<class NumberRule, uint64_t> kNumber = "number";
-const auto kNumber_def = (x3::lit("0x") >> kHexDigits) | kDecimal;
-BOOST_SPIRIT_DEFINE(kNumber)
 
 enum class Key : uint8_t {
   kOb,
@@ -82,32 +73,77 @@ enum class Key : uint8_t {
   kJcnd
 };
 
-const x3::symbols<Key> kKeys({
-    {"ob", Key::kOb},
-    {"fl", Key::kFl},
-    {"fi", Key::kFi},
-    {"fe", Key::kFe},
-    {"fn", Key::kFn},
-    {"cob", Key::kCob},
-    {"cfi", Key::kCfi},
-    {"cfl", Key::kCfi},
-    {"cfn", Key::kCfn},
-    {"jfi", Key::kJfi},
-    {"jfn", Key::kJfn},
-    {"calls", Key::kCalls},
-    {"jump", Key::kJump},
-    {"jcnd", Key::kJcnd},
-});
-const auto kKeyLine = kKeys >> '=';
-// Unknown header keys are kept, so accept the shapes old writers used ("timeframe (BB):").
-// Explicit ranges, not x3::alpha/alnum: those assert on bytes >= 0x80 (found by the fuzzer).
-const auto kLetter = x3::char_('a', 'z') | x3::char_('A', 'Z');
-const auto kHeaderKey = kLetter >> *(kLetter | x3::char_('0', '9') | x3::char_("_ ()-")) >> ':';
-
 // --- small helpers ---------------------------------------------------------------------------
 
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+// Explicit ranges, not isalpha: no locale, and bytes >= 0x80 are not letters.
+bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// A key line's key (at most 5 bytes) and its length in one integer, bytes in memory order:
+// finding the key is then a multiply and one compare, with no branch on which key it is.
+constexpr uint64_t PackKey(std::string_view key) {
+  uint64_t v = uint64_t{key.size()} << 56;
+  for (size_t i = 0; i < key.size(); ++i)
+    v |= uint64_t{static_cast<unsigned char>(key[i])} << (8 * i);
+  return v;
+}
+// Found by search: it gives the 14 keys 14 different slots of 16 (MakeKeyTable checks).
+constexpr uint64_t kKeyMultiplier = 0xb30cb8dddc7c2921;
+constexpr size_t KeySlot(uint64_t packed) { return (packed * kKeyMultiplier) >> 60; }
+
+struct KeySlotEntry {
+  uint64_t packed = UINT64_MAX;  // no key packs to this
+  Key key = Key::kOb;
+};
+constexpr std::array<KeySlotEntry, 16> MakeKeyTable() {
+  constexpr std::pair<std::string_view, Key> kKeys[] = {
+      {"ob", Key::kOb},     {"fl", Key::kFl},     {"fi", Key::kFi},   {"fe", Key::kFe},
+      {"fn", Key::kFn},     {"cob", Key::kCob},   {"cfi", Key::kCfi}, {"cfl", Key::kCfi},
+      {"cfn", Key::kCfn},   {"jfi", Key::kJfi},   {"jfn", Key::kJfn}, {"calls", Key::kCalls},
+      {"jump", Key::kJump}, {"jcnd", Key::kJcnd},
+  };
+  std::array<KeySlotEntry, 16> table{};
+  for (const auto& [text, key] : kKeys) {
+    KeySlotEntry& e = table[KeySlot(PackKey(text))];
+    if (e.packed != UINT64_MAX) throw "two keys share a slot: search another multiplier";
+    e = KeySlotEntry{PackKey(text), key};
+  }
+  return table;
+}
+constexpr std::array<KeySlotEntry, 16> kKeyTable = MakeKeyTable();
+
+/// The key of a `key=value` line and the offset of its value. The keys are not prefixes of each
+/// other, so the text before '=' must be one of them exactly. Reads 8 bytes of the line whatever
+/// its length (LineReader::kPadding).
+bool ParseKeyLine(std::string_view line, Key* key, size_t* value_at) {
+  uint64_t word;
+  std::memcpy(&word, line.data(), 8);
+  uint64_t x = word ^ 0x3d3d3d3d3d3d3d3d;                               // '=' bytes become 0
+  uint64_t zeros = (x - 0x0101010101010101) & ~x & 0x8080808080808080;  // lowest one exact
+  if (zeros == 0) return false;
+  size_t eq = static_cast<size_t>(__builtin_ctzll(zeros)) / 8;
+  if (eq >= line.size() || eq > 5) return false;
+  uint64_t packed = (word & ((uint64_t{1} << (8 * eq)) - 1)) | uint64_t{eq} << 56;
+  const KeySlotEntry& e = kKeyTable[KeySlot(packed)];
+  if (e.packed != packed) return false;
+  *key = e.key;
+  *value_at = eq + 1;
+  return true;
+}
+
+/// The length of a header key through its ':', or 0. Unknown header keys are kept, so accept
+/// the shapes old writers used ("timeframe (BB):").
+size_t HeaderKeyLength(std::string_view line) {
+  if (line.empty() || !IsLetter(line[0])) return 0;
+  size_t i = 1;
+  for (; i < line.size(); ++i) {
+    char c = line[i];
+    if (!IsLetter(c) && !IsDigit(c) && c != '_' && c != ' ' && c != '(' && c != ')' && c != '-')
+      break;
+  }
+  return i < line.size() && line[i] == ':' ? i + 1 : 0;
+}
 
 void SkipBlanks(const char** p, const char* end) {
   while (*p != end && IsBlank(**p)) ++*p;
@@ -138,45 +174,74 @@ std::string Quote(std::string_view text) {
   return out;
 }
 
-/// Parses one whole number token at *p (decimal or 0x hex); false if it is not one.
-bool ReadNumber(const char** p, const char* end, uint64_t* value) {
-  const char* it = *p;
-  // Fast path for plain decimals, the bulk of every cost line: X3's general number parser was
-  // 15% of read time in bench/callgrind_perftest. Anything unusual (hex, overflow, a stray
-  // character) falls through to the X3 parser, which decides.
-  if (it != end && IsDigit(*it) && !(it + 1 != end && it[1] == 'x')) {
-    uint64_t v = 0;
-    const char* q = it;
-    while (q != end && IsDigit(*q) && q - it < 19) v = v * 10 + static_cast<uint64_t>(*q++ - '0');
-    if (q == end || IsBlank(*q)) {
-      *value = v;
-      *p = q;
-      return true;
-    }
+/// Scans a decimal number at p: the end of its digits, or nullptr when there are none or the value
+/// needs more than 64 bits. Leading zeros are free. Reads 8 bytes from p whatever `end` says
+/// (LineReader::kPadding makes that safe): most numbers are short, and a loop over them
+/// mispredicted its exit once per number.
+const char* ScanDecimal(const char* p, const char* end, uint64_t* value) {
+  uint64_t word;
+  std::memcpy(&word, p, 8);
+  uint64_t digits = word ^ 0x3030303030303030;  // digit bytes become 0..9, others do not
+  // High bit of each byte that is not 0..9: >= 0x80 itself, or 0x0a..0x7f plus 0x76. A carry
+  // only leaves a byte already marked, and only the first mark counts.
+  uint64_t marks = (digits | (digits + 0x7676767676767676)) & 0x8080808080808080;
+  size_t n = marks == 0 ? 8 : static_cast<size_t>(__builtin_ctzll(marks)) / 8;
+  n = std::min(n, static_cast<size_t>(end - p));
+  if (n == 0) return nullptr;
+  if (n < 8) {
+    // The digits to the top bytes, first digit lowest, then pairs, fours and eights combined
+    // (Lemire, "Fast number parsing"): 0 to 7 leading zero bytes do not change the value.
+    digits <<= 8 * (8 - n);
+    digits = digits * 10 + (digits >> 8);
+    digits = ((digits & 0x000000FF000000FF) * (100 + (1000000ULL << 32)) +
+              ((digits >> 16) & 0x000000FF000000FF) * (1 + (10000ULL << 32))) >>
+             32;
+    *value = digits;
+    return p + n;
   }
-  // Hex addresses (`positions: instr`) likewise: X3 took 3% of a no-source run on them.
-  if (end - it > 2 && it[0] == '0' && it[1] == 'x') {
+  // 8 digits or more: rare outside call costs, and overflow needs checking.
+  uint64_t v = 0;
+  for (; p != end && IsDigit(*p); ++p) {
+    if (__builtin_mul_overflow(v, 10, &v) ||
+        __builtin_add_overflow(v, static_cast<uint64_t>(*p - '0'), &v))
+      return nullptr;
+  }
+  *value = v;
+  return p;
+}
+
+/// ScanDecimal, or a 0x hex number (either case), as Callgrind writes addresses. "0x" without hex
+/// digits, or with more than 64 bits of them, is the number 0 followed by 'x'.
+const char* ScanNumber(const char* p, const char* end, uint64_t* value) {
+  if (end - p > 2 && p[0] == '0' && p[1] == 'x') {
     uint64_t v = 0;
-    const char* q = it + 2;
-    int digits = 0;
-    for (; q != end && digits < 16; ++q, ++digits) {
+    const char* q = p + 2;
+    for (; q != end; ++q) {
       char c = *q;
-      unsigned d = c >= '0' && c <= '9'   ? unsigned(c - '0')
-                   : c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
-                   : c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
-                                          : 16;
+      unsigned d = IsDigit(c)                               ? unsigned(c - '0')
+                   : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? unsigned((c | 0x20) - 'a' + 10)
+                                                            : 16;
       if (d == 16) break;
+      if (v >> 60 != 0) {
+        q = nullptr;  // past 64 bits
+        break;
+      }
       v = v << 4 | d;
     }
-    if (digits > 0 && (q == end || IsBlank(*q))) {
+    if (q != nullptr && q != p + 2) {
       *value = v;
-      *p = q;
-      return true;
+      return q;
     }
+    // Not hex after all: the number is the "0" before the 'x'.
   }
-  if (!x3::parse(it, end, kNumber, *value)) return false;
-  if (it != end && !IsBlank(*it)) return false;
-  *p = it;
+  return ScanDecimal(p, end, value);
+}
+
+/// Parses one whole number token at *p (decimal or 0x hex); false if it is not one.
+inline bool ReadNumber(const char** p, const char* end, uint64_t* value) {
+  const char* q = ScanNumber(*p, end, value);
+  if (q == nullptr || (q != end && !IsBlank(*q))) return false;
+  *p = q;
   return true;
 }
 
@@ -187,19 +252,29 @@ const char* const kSpaceNoun[] = {"object", "file", "function"};
 /// what has been defined go to a hash map so a hostile "(4000000000)" costs no memory.
 class IdTable {
  public:
-  /// A definition: the name and the part (0-based) that defined it.
-  struct Entry {
-    Name name;
-    int part = 0;
-  };
-  const Entry* Lookup(uint64_t id) const {
-    if (id < dense_.size()) return dense_[id].name.id != 0 ? &dense_[id] : nullptr;
-    return sparse_.find(id);
+  /// The name `id` was defined as, and the part (0-based) that defined it; false if none.
+  bool Lookup(uint64_t id, Name* name, int* part = nullptr) const {
+    if (id < dense_.size()) {
+      const Slot& slot = dense_[id];
+      if (slot.id == 0) return false;
+      *name = Name{slot.id, std::string_view(slot.data, slot.size)};
+      if (part != nullptr) *part = dense_parts_[id];
+      return true;
+    }
+    const Entry* entry = sparse_.find(id);
+    if (entry == nullptr) return false;
+    *name = entry->name;
+    if (part != nullptr) *part = entry->part;
+    return true;
   }
   void Define(uint64_t id, Name name, int part) {
     if (id < dense_.size() || id < 2 * defined_ + 65536) {
-      if (id >= dense_.size()) dense_.resize(id + id / 2 + 16);
-      dense_[id] = Entry{name, part};
+      if (id >= dense_.size()) {
+        dense_.resize(id + id / 2 + 16);
+        dense_parts_.resize(dense_.size());
+      }
+      dense_[id] = Slot{name.text.data(), static_cast<uint32_t>(name.text.size()), name.id};
+      dense_parts_[id] = part;
     } else {
       sparse_[id] = Entry{name, part};
     }
@@ -207,7 +282,20 @@ class IdTable {
   }
 
  private:
-  std::vector<Entry> dense_;
+  // Every fn=/cfn=/cob=/cfi= line looks its id up at random, and the cache miss is most of
+  // ParseName's time: so a slot is a Name in 16 bytes (Name and a part were 32), which halves
+  // the table (60k functions: 1.9 -> 0.96 MB). The parts are only read when an id is defined.
+  struct Slot {
+    const char* data = nullptr;
+    uint32_t size = 0;  // names are shorter than 4 GB (string_interner.h)
+    uint32_t id = 0;    // 0: not defined
+  };
+  struct Entry {
+    Name name;
+    int part = 0;
+  };
+  std::vector<Slot> dense_;
+  std::vector<int> dense_parts_;
   FlatHashMap<uint64_t, Entry> sparse_;
   uint64_t defined_ = 0;
 };
@@ -461,15 +549,14 @@ void Reader::HandleLine(std::string_view line) {
     HandleCost(line);
     return;
   }
-  auto it = line.begin();
   Key key;
-  if (x3::parse(it, line.end(), kKeyLine, key)) {
-    HandleKeyLine(key, line, line.substr(static_cast<size_t>(it - line.begin())));
+  size_t value_at;
+  if (ParseKeyLine(line, &key, &value_at)) {
+    HandleKeyLine(key, line, line.substr(value_at));
     return;
   }
-  it = line.begin();
-  if (x3::parse(it, line.end(), kHeaderKey)) {
-    size_t colon = static_cast<size_t>(it - line.begin()) - 1;
+  if (size_t key_length = HeaderKeyLength(line)) {
+    size_t colon = key_length - 1;
     std::string_view header_key = line.substr(0, colon);
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && IsBlank(value.front())) value.remove_prefix(1);
@@ -518,7 +605,7 @@ void Reader::HandleHeader(std::string_view key, std::string_view value) {
     const char* p = value.data();
     uint64_t major = 0;
     const char* end = p + value.size();
-    if (!x3::parse(p, end, kDecimal, major) || major > 1)
+    if (ScanDecimal(p, end, &major) == nullptr || major > 1)
       Expected("version: 1 (or 0)", Quote(value));
     saw_marker_ = true;
   } else if (key == "creator" || key == "pid" || key == "thread" || key == "part" ||
@@ -597,16 +684,15 @@ Name Reader::ParseName(NameSpace space, std::string_view value) {
   value.remove_prefix(i);
   // "(" digit starts a compressed name; real names never start that way (cl-format.xml).
   if (value.size() < 2 || value[0] != '(' || !IsDigit(value[1])) return Intern(value);
-  const char* p = value.data() + 1;
   const char* end = value.data() + value.size();
   uint64_t id = 0;
-  if (!x3::parse(p, end, kDecimal, id) || p == end || *p != ')')
-    Expected("a name id like (12)", Quote(value));
+  const char* p = ScanDecimal(value.data() + 1, end, &id);
+  if (p == nullptr || p == end || *p != ')') Expected("a name id like (12)", Quote(value));
   ++p;
   SkipBlanks(&p, end);
   if (p == end) {
-    const IdTable::Entry* entry = ids_[space].Lookup(id);
-    if (entry != nullptr) return entry->name;
+    Name name;
+    if (ids_[space].Lookup(id, &name)) return name;
     // callgrind-0.10.1 wrote references to object ids it never defined (gprof2dot's
     // selinux.callgrind); callgrind_annotate reads them as an empty name, and so do we, with a
     // counted warning. Strict mode refuses them.
@@ -620,14 +706,15 @@ Name Reader::ParseName(NameSpace space, std::string_view value) {
     return Intern("");
   }
   Name name = Intern(std::string_view(p, static_cast<size_t>(end - p)));
-  const IdTable::Entry* old = ids_[space].Lookup(id);
+  Name old;
+  int old_part = 0;
   // callgrind_annotate and KCachegrind both take the new name from here on; so do we. Within a
   // part that is a slip; a later part may define ids afresh (KCachegrind forgets them at each
   // part, and cg-inject's writer defines them anew per part).
-  if (old != nullptr && old->name.id != name.id && old->part == part_index_) {
+  if (ids_[space].Lookup(id, &old, &old_part) && old.id != name.id && old_part == part_index_) {
     Warn("callgrind: name id redefined", std::string("expected ") + kSpaceNoun[space] + " id (" +
                                              std::to_string(id) + ") to keep its name " +
-                                             Quote(old->name.text) + ", got " + Quote(name.text) +
+                                             Quote(old.text) + ", got " + Quote(name.text) +
                                              " (the new name is used from here on)");
   }
   ids_[space].Define(id, name, part_index_);
@@ -868,11 +955,11 @@ void Reader::HandleJump(Key key, std::string_view line, std::string_view value) 
   jump.raw_base = last_;
   const char* tok = p;
   uint64_t first = 0;
-  const char* it = p;
-  if (!x3::parse(it, end, kNumber, first))
+  p = ScanNumber(p, end, &first);
+  if (p == nullptr) {
     Expected(jump.conditional ? "a count after jcnd=" : "a count after jump=",
              Quote(TokenAt(tok, end)));
-  p = it;
+  }
   if (!jump.conditional) {
     if (p != end && !IsBlank(*p)) Expected("a count after jump=", Quote(TokenAt(tok, end)));
     jump.followed = jump.executed = first;
@@ -930,6 +1017,14 @@ void Reader::StartNewPart(std::string_view got) {
 }
 
 }  // namespace
+
+bool ParseCallgrindNumber(std::string_view token, uint64_t* value) {
+  std::string padded(token);  // ScanDecimal reads 8 bytes
+  padded.append(8, '\0');
+  const char* end = padded.data() + token.size();
+  const char* q = ScanNumber(padded.data(), end, value);
+  return q != nullptr && q == end;
+}
 
 void ReadCallgrind(ByteSource& in, ProfileSink& sink, const CallgrindReaderOptions& options) {
   Reader reader(in, sink, options);

@@ -1,6 +1,9 @@
 // The streaming Callgrind reader: bytes in, ProfileSink records out, one line at a time.
 #pragma once
 
+#include <cstdint>
+#include <string_view>
+
 namespace cg_inject {
 
 class ByteSource;
@@ -36,5 +39,9 @@ struct CallgrindReaderOptions {
 /// function's inclusive cost) and on a cut-off profile (see `force`); the sink may have received
 /// part of the profile by then.
 void ReadCallgrind(ByteSource& in, ProfileSink& sink, const CallgrindReaderOptions& options = {});
+
+/// True when all of `token` is a cost as the reader takes it: a decimal or 0x hex number below
+/// 2^64 (leading zeros allowed, no sign). Exposed for tests of the reader's number syntax.
+bool ParseCallgrindNumber(std::string_view token, uint64_t* value);
 
 }  // namespace cg_inject

@@ -154,6 +154,139 @@ TEST(CallgrindReaderTest, ShortCostLinesArePaddedAndCostsAre64Bit) {
             "cost 4 [] 0 6 0\nend\n");
 }
 
+TEST(CallgrindReaderTest, NumberForms) {
+  // Leading zeros do not count towards the 64 bits; hex digits in either case after "0x".
+  EXPECT_EQ(Parse("# callgrind format\nevents: A B\nfn=f\n"
+                  "000000000000000000000000042 0x0000000000000000000000fF 0x0\n"
+                  "0xFFFFFFFFFFFFFFFF 0x0 00018446744073709551615\n-0xFFFFFFFFFFFFFFEF 0009\n"),
+            "part 0\nheader events=A B\nlayout line | A B\nfn ||f\n"
+            "cost 42 [] 255 0\ncost 18446744073709551615 [] 0 18446744073709551615\n"
+            "cost 16 [] 9 0\nend\n");
+  // A position at the top of the range, and jump counts in hex.
+  EXPECT_EQ(Parse("# callgrind format\nevents: A\nfn=f\n18446744073709551614 1\n+1 2\n"
+                  "jcnd=0x3/0x4 *\n* \njump=0xA -1\n*\n"),
+            "part 0\nheader events=A\nlayout line | A\nfn ||f\n"
+            "cost 18446744073709551614 [] 1\ncost 18446744073709551615 [] 2\n"
+            "jcnd 3/4 -> |f @18446744073709551615 from 18446744073709551615 []\n"
+            "jump 10/10 -> |f @18446744073709551614 from 18446744073709551615 []\nend\n");
+}
+
+TEST(CallgrindNumberTest, Forms) {
+  uint64_t v = 7;
+  EXPECT_TRUE(ParseCallgrindNumber("0", &v));
+  EXPECT_EQ(v, 0u);
+  EXPECT_TRUE(ParseCallgrindNumber("1234567890123456789", &v));  // 19 digits: the fast loop
+  EXPECT_EQ(v, 1234567890123456789u);
+  EXPECT_TRUE(ParseCallgrindNumber("18446744073709551615", &v));
+  EXPECT_EQ(v, UINT64_MAX);
+  EXPECT_TRUE(ParseCallgrindNumber("0000000000000000000000000018446744073709551615", &v));
+  EXPECT_EQ(v, UINT64_MAX);
+  EXPECT_TRUE(ParseCallgrindNumber("10000000000000000000", &v));
+  EXPECT_EQ(v, 10000000000000000000u);
+  EXPECT_TRUE(ParseCallgrindNumber("0xffffffffffffffff", &v));
+  EXPECT_EQ(v, UINT64_MAX);
+  EXPECT_TRUE(ParseCallgrindNumber("0x00000000000000000000DeadBeef", &v));
+  EXPECT_EQ(v, 0xdeadbeefu);
+  EXPECT_TRUE(ParseCallgrindNumber("0x0", &v));
+  EXPECT_EQ(v, 0u);
+  for (std::string_view bad : {"",
+                               "x",
+                               "0x",
+                               "0X1",
+                               "0xg",
+                               "0x1g",
+                               "0x10000000000000000",
+                               "0x1fffffffffffffffff",
+                               "18446744073709551616",
+                               "18446744073709551620",
+                               "99999999999999999999",
+                               "184467440737095516150",
+                               "+1",
+                               "-1",
+                               "*",
+                               "1 ",
+                               " 1",
+                               "1x",
+                               "1.5",
+                               "0x1 ",
+                               "\xff"}) {
+    EXPECT_FALSE(ParseCallgrindNumber(bad, &v)) << bad;
+  }
+}
+
+TEST(CallgrindNumberTest, EveryLength) {
+  // Short numbers take a word-at-a-time path, long ones a loop: each length, with and without
+  // leading zeros, and with what follows a token on a line.
+  std::string digits = "98765432109876543210";
+  for (size_t n = 1; n <= 19; ++n) {
+    for (std::string token : {digits.substr(0, n), std::string(n, '0') + digits.substr(0, n),
+                              "0" + digits.substr(20 - n)}) {
+      uint64_t want = std::stoull(token), v = 0;
+      EXPECT_TRUE(ParseCallgrindNumber(token, &v)) << token;
+      EXPECT_EQ(v, want) << token;
+      EXPECT_FALSE(ParseCallgrindNumber(token + "a", &v)) << token;
+      EXPECT_FALSE(ParseCallgrindNumber(token + "\n", &v)) << token;
+      EXPECT_FALSE(ParseCallgrindNumber("-" + token, &v)) << token;
+    }
+  }
+}
+
+TEST(CallgrindReaderErrorTest, BadNumbers) {
+  std::string head(kHead);
+  const char kCost[] = "t.cg:4: expected a cost (a decimal or 0x hex number), got ";
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 0x\n"), kCost + std::string("'0x'"));
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 0X1\n"), kCost + std::string("'0X1'"));
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 0x1g\n"), kCost + std::string("'0x1g'"));
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 0x10000000000000000\n"),
+            kCost + std::string("'0x10000000000000000'"));
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 99999999999999999999\n"),
+            kCost + std::string("'99999999999999999999'"));
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 +1\n"), kCost + std::string("'+1'"));
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 1,\n"), kCost + std::string("'1,'"));
+  EXPECT_EQ(ErrorOf(head + "fn=f\n18446744073709551616 1\n"),
+            "t.cg:4: expected a position (number, +N, -N or *), got '18446744073709551616'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 1\n+18446744073709551615 1\n"),
+            "t.cg:5: expected a position below 2^64, got '+18446744073709551615'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 1\n+18446744073709551616 1\n"),
+            "t.cg:5: expected a position (number, +N, -N or *), got '+18446744073709551616'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 1\n+ 1\n"),
+            "t.cg:5: expected a position (number, +N, -N or *), got '+'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 1\n-x 1\n"),
+            "t.cg:5: expected a position (number, +N, -N or *), got '-x'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 1\n*1 1\n"),
+            "t.cg:5: expected a position (number, +N, -N or *), got '*1'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\njump=18446744073709551616 1\n1\n"),
+            "t.cg:4: expected a count after jump=, got '18446744073709551616'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\njump=1/2 1\n1\n"),
+            "t.cg:4: expected a count after jump=, got '1/2'");
+  EXPECT_EQ(ErrorOf(head + "fn=f\njcnd=0x 1\n1\n"),
+            "t.cg:4: expected a count after jcnd=, got '0x'");
+  EXPECT_EQ(ErrorOf(head + "fn=(18446744073709551616) f\n"),
+            "t.cg:3: expected a name id like (12), got '(18446744073709551616) f'");
+  EXPECT_EQ(ErrorOf(head + "fn=(0x1) f\n"), "t.cg:3: expected a name id like (12), got '(0x1) f'");
+}
+
+TEST(CallgrindReaderTest, KeysAndHeaderKeys) {
+  // Name ids up to 2^64 - 1 are ids; "(x" and "(" are names; a name may follow ")" directly.
+  EXPECT_EQ(Parse("# callgrind format\nevents: A\nfl=(18446744073709551615) a.c\n"
+                  "fn=(007)f\n1 1\nfn=(x\n2 1\nfn=(\n3 1\nfi=(18446744073709551615)\n"
+                  "fn=(7)\n4 1\ncfl=(3) c.c\ncfn=(7)\ncalls=1 2\n5 1\n"),
+            "part 0\nheader events=A\nlayout line | A\nfn |a.c|f\ncost 1 [a.c] 1\nfn |a.c|(x\n"
+            "cost 2 [a.c] 1\nfn |a.c|(\ncost 3 [a.c] 1\nfn |a.c|f\ncost 4 [a.c] 1\n"
+            "call 1 -> |c.c|f @2 from 5 [a.c] 1\nend\n");
+  // Old writers' header keys; unknown header keys are kept.
+  EXPECT_EQ(Parse("# callgrind format\ntimeframe (BB): 1-2\nx_9-a: b\nevents: A\nfn=f\n"),
+            "part 0\nheader timeframe (BB)=1-2\nheader x_9-a=b\nheader events=A\n"
+            "layout line | A\nfn ||f\nend\n");
+  for (const char* line : {"fnx=a", "fn =a", "Fn=a", "calls 1", "cf=a", "jumps=1", "ob"}) {
+    EXPECT_EQ(ErrorOf(std::string(kHead) + line + "\n"),
+              "t.cg:3: expected a header line (key: value), a name line (fn=...), calls=, jump=, "
+              "jcnd= or a cost line, got '" +
+                  std::string(line) + "'")
+        << line;
+  }
+}
+
 TEST(CallgrindReaderTest, NameCompressionSharesIdsPerSpace) {
   EXPECT_EQ(Parse("# callgrind format\nevents: Ir\n"
                   "ob=(1) /lib/x.so\nfl=(1) a.c\nfn=(1) main\n1 1\n"

@@ -11,11 +11,11 @@
 namespace cg_inject {
 
 LineReader::LineReader(ByteSource* in, size_t block_size)
-    : in_(in), buf_(new char[block_size]), capacity_(block_size) {}
+    : in_(in), buf_(new char[block_size + kPadding]), capacity_(block_size) {}
 
 const std::string& LineReader::display_name() const { return in_->display_name(); }
 
-bool LineReader::ReadLine(std::string_view* line) {
+bool LineReader::ReadLastOrRefill(std::string_view* line) {
   for (;;) {
     const char* start = buf_.get() + begin_;
     const char* nl =
@@ -56,17 +56,18 @@ bool LineReader::Refill() {
       ThrowAtLine(display_name(), line_no_ + 1,
                   "expected a line shorter than 64 MiB, got a longer one");
     }
-    std::unique_ptr<char[]> bigger(new char[capacity_ * 2]);
+    std::unique_ptr<char[]> bigger(new char[capacity_ * 2 + kPadding]);
     std::memcpy(bigger.get(), buf_.get(), end_);
     buf_ = std::move(bigger);
     capacity_ *= 2;
   }
   size_t n = in_->Read(buf_.get() + end_, capacity_ - end_);
+  end_ += n;
+  std::memset(buf_.get() + end_, 0, kPadding);  // see kPadding
   if (n == 0) {
     eof_ = true;
     return false;
   }
-  end_ += n;
   return true;
 }
 

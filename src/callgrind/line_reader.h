@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,8 +26,23 @@ class LineReader {
 
   /// Stores the next line, without its "\n" or "\r\n", in `*line` and returns true; returns
   /// false at the end of input. A last line without a newline is still returned. The view
-  /// stays valid until the next call.
-  bool ReadLine(std::string_view* line);
+  /// stays valid until the next call, and kPadding bytes after its end are readable
+  /// (initialized), so parsers may load a word at a time near the end of a line.
+  bool ReadLine(std::string_view* line) {
+    // Inline for the common case, a newline within the block: it runs for every line.
+    const char* start = buf_.get() + begin_;
+    const char* nl =
+        static_cast<const char*>(std::memchr(start + scanned_, '\n', end_ - begin_ - scanned_));
+    if (nl == nullptr) return ReadLastOrRefill(line);
+    size_t len = static_cast<size_t>(nl - start);
+    begin_ += len + 1;
+    scanned_ = 0;
+    if (len > 0 && start[len - 1] == '\r') --len;
+    ++line_no_;
+    *line = std::string_view(start, len);
+    return true;
+  }
+  static constexpr size_t kPadding = 8;
 
   /// Starts a span at the next line. Span() returns the input bytes from there through the
   /// newline of the last line returned, so a record can carry the exact text it came from.
@@ -47,6 +63,8 @@ class LineReader {
   const std::string& display_name() const;
 
  private:
+  /// ReadLine when the block holds no newline: refills, or returns the last line.
+  bool ReadLastOrRefill(std::string_view* line);
   /// Makes room and reads more bytes; returns false at end of input.
   bool Refill();
 

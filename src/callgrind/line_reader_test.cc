@@ -47,6 +47,20 @@ TEST_P(LineReaderTest, LongLinesSpanBlocks) {
   EXPECT_EQ(Lines(text, GetParam()), expected);
 }
 
+TEST_P(LineReaderTest, PaddingAfterEveryLineIsReadable) {
+  // The reader's number parser loads 8 bytes at a time; after the last line they are zeros.
+  for (std::string_view text : {"1 2\n33 4444", "55555\r\n", "x", "12345678\n123456789"}) {
+    auto src = OpenMemoryInput(text, "mem");
+    LineReader reader(src.get(), GetParam());
+    std::string_view line;
+    std::string after;
+    while (reader.ReadLine(&line)) after.assign(line.data() + line.size(), LineReader::kPadding);
+    if (text.back() != '\n') {
+      EXPECT_EQ(after, std::string(LineReader::kPadding, '\0')) << text;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(BlockSizes, LineReaderTest, ::testing::Values(1, 2, 3, 16, 4096));
 
 TEST(LineReaderLimitTest, OverlongLineIsAnError) {
