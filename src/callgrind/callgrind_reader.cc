@@ -46,6 +46,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/spirit/home/x3.hpp>
+
 #include "callgrind/line_reader.h"
 #include "callgrind/part_totals.h"
 #include "callgrind/string_interner.h"
@@ -78,7 +80,6 @@ enum class Key : uint8_t {
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
 // Explicit ranges, not isalpha: no locale, and bytes >= 0x80 are not letters.
-bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 // A key line's key (at most 5 bytes) and its length in one integer, bytes in memory order:
 // finding the key is then a multiply and one compare, with no branch on which key it is.
@@ -132,17 +133,21 @@ bool ParseKeyLine(std::string_view line, Key* key, size_t* value_at) {
   return true;
 }
 
-/// The length of a header key through its ':', or 0. Unknown header keys are kept, so accept
-/// the shapes old writers used ("timeframe (BB):").
+// Header lines are few, so their grammar stays declarative (Boost.Spirit X3). The per-line
+// paths above (numbers, name ids, key= keys) are hand-written: X3's number and symbol parsers
+// there were a tenth of a read.
+namespace x3 = boost::spirit::x3;
+// Explicit ranges, not x3::alpha/alnum: those assert on bytes >= 0x80 (found by the fuzzer).
+const auto kLetter = x3::char_('a', 'z') | x3::char_('A', 'Z');
+// Unknown header keys are kept, so accept the shapes old writers used ("timeframe (BB):").
+const auto kHeaderKey = kLetter >> *(kLetter | x3::char_('0', '9') | x3::char_("_ ()-")) >> ':';
+const x3::uint_parser<uint64_t, 10> kVersionNumber;
+
+/// The length of a header key through its ':', or 0.
 size_t HeaderKeyLength(std::string_view line) {
-  if (line.empty() || !IsLetter(line[0])) return 0;
-  size_t i = 1;
-  for (; i < line.size(); ++i) {
-    char c = line[i];
-    if (!IsLetter(c) && !IsDigit(c) && c != '_' && c != ' ' && c != '(' && c != ')' && c != '-')
-      break;
-  }
-  return i < line.size() && line[i] == ':' ? i + 1 : 0;
+  const char* it = line.data();
+  if (!x3::parse(it, line.data() + line.size(), kHeaderKey)) return 0;
+  return static_cast<size_t>(it - line.data());
 }
 
 void SkipBlanks(const char** p, const char* end) {
@@ -604,8 +609,7 @@ void Reader::HandleHeader(std::string_view key, std::string_view value) {
   } else if (key == "version") {
     const char* p = value.data();
     uint64_t major = 0;
-    const char* end = p + value.size();
-    if (ScanDecimal(p, end, &major) == nullptr || major > 1)
+    if (!x3::parse(p, value.data() + value.size(), kVersionNumber, major) || major > 1)
       Expected("version: 1 (or 0)", Quote(value));
     saw_marker_ = true;
   } else if (key == "creator" || key == "pid" || key == "thread" || key == "part" ||
