@@ -224,8 +224,8 @@ class FlatHashMap {
   [[no_unique_address]] Equal equal_{};
 };
 
-/// The index of each element of a table (a vector or deque of elements that hold their key) by
-/// that key. Tables of millions of functions already store the key: a slot here is the 4-byte
+/// The index of each element of a table (an array of elements that hold their key: a
+/// ChunkedVector, a NameTable) by that key. Tables of millions of functions already store the key: a slot here is the 4-byte
 /// index, not a copy of the key and an index (16 bytes and more). The table must stay where it
 /// is (the owner is neither copied nor moved) and hold every index inserted here.
 /// `KeyAt(table, i)` gives element i's key.
@@ -238,8 +238,8 @@ class KeyIndex {
 
   /// The index of `key`, or null.
   const uint32_t* find(const Key& key) const { return set_.find_key(key); }
-  /// The index of `key`; when it has none, `next`, which the caller then fills in the table
-  /// before the next insertion (`second`: it was new).
+  /// The index of `key`; when it has none, `next`, whose element the caller fills in the table
+  /// before the index is used again (`second`: it was new).
   std::pair<uint32_t, bool> insert(const Key& key, uint32_t next) {
     auto [slot, inserted] = set_.insert_as(key, next);
     return {slot->key, inserted};
