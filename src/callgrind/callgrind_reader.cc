@@ -79,7 +79,6 @@ enum class Key : uint8_t {
 
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
-// Explicit ranges, not isalpha: no locale, and bytes >= 0x80 are not letters.
 
 // A key line's key (at most 5 bytes) and its length in one integer, bytes in memory order:
 // finding the key is then a multiply and one compare, with no branch on which key it is.
