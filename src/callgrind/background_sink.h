@@ -53,6 +53,7 @@ class BackgroundSink : public ProfileSink {
   // was 4% of a map run's instructions.
   void Put(const void* bytes, size_t size) {
     if (size > batch_.size() - used_) GrowBatch(size);
+    if (size == 0) return;  // an empty span's data() may be null, which memcpy must not get
     std::memcpy(batch_.data() + used_, bytes, size);
     used_ += size;
   }
