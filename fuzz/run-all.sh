@@ -66,7 +66,7 @@ for fuzzer in "$build_dir"/fuzz/*_fuzzer; do
     exit 1
   }
   # Executions, coverage (cov: edges, ft: features) and corpus size of the last status line.
-  grep -E '^#[0-9]+ ' "$work/log" | tail -n 1 || true
+  grep -E '^#[0-9]+[[:space:]]' "$work/log" | tail -n 1 || true
   grep -E '^Done' "$work/log" | tail -n 1 || true
   rm -rf "$work"
   trap - EXIT
