@@ -225,10 +225,10 @@ class FlatHashMap {
 };
 
 /// The index of each element of a table (an array of elements that hold their key: a
-/// ChunkedVector, a NameTable) by that key. Tables of millions of functions already store the key: a slot here is the 4-byte
-/// index, not a copy of the key and an index (16 bytes and more). The table must stay where it
-/// is (the owner is neither copied nor moved) and hold every index inserted here.
-/// `KeyAt(table, i)` gives element i's key.
+/// ChunkedVector, a NameTable) by that key. Tables of millions of functions already store the key:
+/// a slot here is the 4-byte index, not a copy of the key and an index (16 bytes and more). The
+/// table must stay where it is (the owner is neither copied nor moved) and hold every index
+/// inserted here. `KeyAt(table, i)` gives element i's key.
 template <typename Key, typename KeyHash, typename Table, Key (*KeyAt)(const Table&, uint32_t)>
 class KeyIndex {
  public:

@@ -144,8 +144,8 @@ TEST(FlatHashMapTest, SetStoresKeysOnly) {
 }
 
 std::string KeyOfString(const std::deque<std::string>& table, uint32_t i) { return table[i]; }
-using StringIndex = KeyIndex<std::string, std::hash<std::string>, std::deque<std::string>,
-                             KeyOfString>;
+using StringIndex =
+    KeyIndex<std::string, std::hash<std::string>, std::deque<std::string>, KeyOfString>;
 
 // The index stores positions only: every lookup, and every rehash while it grows, reads the key
 // from the table, so a wrong position or a rehash by the slot's number would lose entries.
