@@ -153,6 +153,8 @@ void Injector::Impl::OnLayout(const PartLayout& layout) {
 }
 
 int Injector::Impl::InFunctionFor(const FunctionKey& key) {
+  // A JIT function's later blocks: found by key, without parsing its name again.
+  if (const uint32_t* known = in_index_.find(key)) return int(*known);
   JitName jit;
   if (!IsUnknownObject(names_.Text(key.object)) ||
       !ParseJitFunctionName(names_.Text(key.function), &jit)) {
@@ -163,18 +165,17 @@ int Injector::Impl::InFunctionFor(const FunctionKey& key) {
     ordinary_.key = key;
     return kOrdinary;
   }
-  auto [index, inserted] = in_index_.insert(key, uint32_t(in_functions_.size()));
-  if (inserted) {
-    InFunction& f = in_functions_.emplace_back();
-    f.key = key;
-    f.unnamed = true;
-    ++stats_.jit_blocks;
-    if (index_.Lookup(jit.addr) && !IsObjectCode(jit.addr)) {
-      f.jit = true;
-      f.entry = jit.addr;
-      f.suffix = jit.suffix.empty() ? 0 : names_.Intern(jit.suffix).id;
-      ++stats_.jit_blocks_resolved;
-    }
+  uint32_t index = uint32_t(in_functions_.size());
+  in_index_.insert(key, index);
+  InFunction& f = in_functions_.emplace_back();
+  f.key = key;
+  f.unnamed = true;
+  ++stats_.jit_blocks;
+  if (index_.Lookup(jit.addr) && !IsObjectCode(jit.addr)) {
+    f.jit = true;
+    f.entry = jit.addr;
+    f.suffix = jit.suffix.empty() ? 0 : names_.Intern(jit.suffix).id;
+    ++stats_.jit_blocks_resolved;
   }
   return int(index);
 }
