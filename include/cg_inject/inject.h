@@ -140,11 +140,13 @@ struct InjectStats {
   int64_t functions_resolved = 0;         // resolved (ob, fl, fn) triples written
   int64_t definitions_disambiguated = 0;  // names given a `:LINE` (resolve/definition_names.h)
   int64_t calls_renamed = 0;              // calls= lines whose target was renamed
-  int64_t cost_lines_moved = 0;           // cost lines that left their block (tail jumps)
+  // Cost lines that left their block (tail jumps). Lines of one position count once in a block
+  // entered at reused code (summed by position first), each in the others.
+  int64_t cost_lines_moved = 0;
   uint64_t cost_moved = 0;
   int64_t edges_synthesized = 0;
   int64_t internal_transfers_dropped = 0;
-  int64_t object_code_lines = 0;      // JIT-block cost lines given to a real object's function
+  int64_t object_code_lines = 0;      // JIT-block lines given to a real object's function
   int64_t reused_ranges = 0;          // from the index: overlapping versions of different functions
   int64_t reused_addresses_seen = 0;  // profile addresses with more than one candidate version
   int64_t ambiguous_choices = 0;      // addresses where several versions fit equally

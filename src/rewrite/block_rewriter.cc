@@ -131,6 +131,7 @@ void Injector::Impl::RewriteBlock() {
   InFunction& f = In(block_.function);
   if (f.jit && pending_calls_.count(f.key)) ResolvePending(f.key);
   block_.agg.Clear();
+  block_.lines.clear();
 }
 
 void Injector::Impl::ResolveBlock() {
@@ -147,12 +148,14 @@ void Injector::Impl::ResolveBlock() {
     // It had no entry of its own in the input's sums either (OnFunction): it gets the one an
     // unresolved JIT-looking function has, and its cost leaves the resolved ones' sum.
     in_acc_.Function(f.key, /*sums=*/true);
-    for (const auto& [key, offset] : block_.agg.costs) {
+    auto recount = [&](size_t offset) {
       std::span<const uint64_t> costs = pool_.Get(offset);
       removed_acc_.Cost(costs, /*in_totals=*/false);
       in_acc_.Cost(costs, /*in_totals=*/false);
       if (!costs.empty()) resolved_jit_cost_before_ -= costs[0];
-    }
+    };
+    for (const auto& [key, offset] : block_.agg.costs) recount(offset);
+    for (const CostLine& line : block_.lines) recount(line.costs);
     for (const auto& [key, value] : block_.agg.calls) {
       removed_acc_.CallCost(pool_.Get(value.inclusive));
       in_acc_.CallCost(pool_.Get(value.inclusive));
@@ -163,7 +166,9 @@ void Injector::Impl::ResolveBlock() {
     return;
   }
   scratch_addrs_.clear();
-  if (instr_col_ >= 0) {
+  // A block kept in order has one candidate version, which ChooseForBlock returns whatever the
+  // addresses.
+  if (instr_col_ >= 0 && !block_.in_order) {
     size_t c = size_t(instr_col_);
     for (const auto& [key, offset] : block_.agg.costs) scratch_addrs_.push_back(key.pos.values[c]);
     for (const auto& [key, value] : block_.agg.calls) scratch_addrs_.push_back(key.site.values[c]);
@@ -329,55 +334,64 @@ void Injector::Impl::RewriteJumps() {
 }
 
 void Injector::Impl::RewriteCosts() {
+  for (const auto& [key, offset] : block_.agg.costs) RewriteCost(key.pos, key.file, offset);
+  for (const CostLine& line : block_.lines) RewriteCost(line.pos, line.file, line.costs);
+}
+
+void Injector::Impl::RewriteCost(const Position& pos, uint32_t file, size_t offset) {
   const bool jit = In(block_.function).jit;
-  std::vector<size_t> fits;
+  uint64_t addr = AddrOf(pos);
   std::vector<uint64_t>& copy = scratch_costs_;  // reused: one allocation per run, not per line
-  for (const auto& [key, offset] : block_.agg.costs) {
-    uint64_t addr = AddrOf(key.pos);
-    // Copy: adding to the pool may move the original.
-    copy.assign(pool_.Get(offset).begin(), pool_.Get(offset).end());
-    if (!block_.split.empty()) {
-      VersionsAt(block_.split, addr, Fits(), &fits);
-      if (fits.size() > 1) {
-        // A line several reused versions share (their common entry): split by entry counts.
-        std::vector<uint64_t> weights;
-        for (size_t i : fits) weights.push_back(block_.split.entry_counts[i]);
-        std::vector<std::vector<uint64_t>> shares(fits.size(), std::vector<uint64_t>(copy.size()));
-        for (size_t e = 0; e < copy.size(); ++e) {
-          std::vector<uint64_t> s = SplitProportionally(copy[e], weights);
-          for (size_t k = 0; k < fits.size(); ++k) shares[k][e] = s[k];
-        }
-        for (size_t k = 0; k < fits.size(); ++k) {
-          CostKey out_key;
-          Place(key.pos, key.file, block_.split.versions[fits[k]], &out_key.pos, &out_key.file);
-          Output(block_.split.identities[fits[k]]).agg.AddCost(&pool_, out_key, shares[k]);
-        }
-        continue;
+  if (!block_.split.empty()) {
+    std::vector<size_t>& fits = scratch_fits_;
+    VersionsAt(block_.split, addr, Fits(), &fits);
+    if (fits.size() > 1) {
+      // A line several reused versions share (their common entry): split by entry counts.
+      // Copy: adding to the pool may move the original.
+      copy.assign(pool_.Get(offset).begin(), pool_.Get(offset).end());
+      std::vector<uint64_t> weights;
+      for (size_t i : fits) weights.push_back(block_.split.entry_counts[i]);
+      std::vector<std::vector<uint64_t>> shares(fits.size(), std::vector<uint64_t>(copy.size()));
+      for (size_t e = 0; e < copy.size(); ++e) {
+        std::vector<uint64_t> s = SplitProportionally(copy[e], weights);
+        for (size_t k = 0; k < fits.size(); ++k) shares[k][e] = s[k];
       }
-    }
-    const CodeVersion* version = nullptr;
-    int owner = Owner(addr, &version);
-    CostKey out_key;
-    Place(key.pos, key.file, jit || owner != block_.identity ? version : nullptr, &out_key.pos,
-          &out_key.file);
-    Output(owner).agg.AddCost(&pool_, out_key, copy);
-    if (IsOwn(owner)) {
-      if (jit && owner == block_.identity && instr_col_ >= 0 &&
-          (!block_.has_kept || PositionLess(block_.max_kept, out_key.pos))) {
-        block_.has_kept = true;
-        block_.max_kept = out_key.pos;
-        block_.max_kept_file = out_key.file;
+      for (size_t k = 0; k < fits.size(); ++k) {
+        CostKey out_key;
+        Place(pos, file, block_.split.versions[fits[k]], &out_key.pos, &out_key.file);
+        Output(block_.split.identities[fits[k]]).agg.AddCost(&pool_, out_key, shares[k]);
       }
-      continue;
+      return;
     }
-    SynthEdge& e = Edge(block_.identity, owner);
-    pool_.Add(e.inclusive, copy);
-    uint64_t first = copy.empty() ? 0 : copy[0];
-    e.NoteMoved(addr, out_key.pos, out_key.file, first, version,
-                version && addr == version->start());
-    ++stats_.cost_lines_moved;
-    stats_.cost_moved += first;
   }
+  const CodeVersion* version = nullptr;
+  int owner = Owner(addr, &version);
+  CostKey out_key;
+  Place(pos, file, jit || owner != block_.identity ? version : nullptr, &out_key.pos,
+        &out_key.file);
+  if (jit && owner == block_.identity) {
+    // The common case: kept by the block's own function, costs unchanged.
+    Output(owner);  // its slot writes block_.own
+    block_.own.push_back({out_key.pos, out_key.file, offset});
+  } else {
+    copy.assign(pool_.Get(offset).begin(), pool_.Get(offset).end());
+    Output(owner).agg.AddCost(&pool_, out_key, copy);
+  }
+  if (IsOwn(owner)) {
+    if (jit && owner == block_.identity && instr_col_ >= 0 &&
+        (!block_.has_kept || PositionLess(block_.max_kept, out_key.pos))) {
+      block_.has_kept = true;
+      block_.max_kept = out_key.pos;
+      block_.max_kept_file = out_key.file;
+    }
+    return;
+  }
+  SynthEdge& e = Edge(block_.identity, owner);
+  pool_.Add(e.inclusive, copy);
+  uint64_t first = copy.empty() ? 0 : copy[0];
+  e.NoteMoved(addr, out_key.pos, out_key.file, first, version, version && addr == version->start());
+  ++stats_.cost_lines_moved;
+  stats_.cost_moved += first;
 }
 
 void Injector::Impl::RewriteCalls() {
@@ -579,22 +593,32 @@ void Injector::Impl::EmitOutputs() {
     BlockOutput& slot = slots_[s];
     OutFunction& f = out_[size_t(slot.function)];
     f.slot = -1;
-    if (slot.agg.empty()) continue;
+    // The block's own function's kept lines (RewriteCost) go out with its slot, once.
+    const bool has_own = slot.function == block_.identity && !block_.own.empty();
+    if (slot.agg.empty() && !has_own) continue;
     f.emitted = true;
     FunctionContext ctx{Name{f.key.object, names_.Text(f.key.object)},
                         Name{f.key.file, names_.Text(f.key.file)},
                         Name{f.key.function, names_.Text(f.key.function)}};
     downstream_->OnFunction(ctx);
     NoteWritten(f);
-    std::vector<const decltype(slot.agg.costs)::Slot*> costs;
-    for (const auto& entry : slot.agg.costs) costs.push_back(&entry);
-    std::sort(costs.begin(), costs.end(), [](auto* a, auto* b) {
-      if (a->key.pos != b->key.pos) return PositionLess(a->key.pos, b->key.pos);
-      return a->key.file < b->key.file;
-    });
-    for (const auto* entry : costs) {
-      CostRecord rec{entry->key.pos, Name{entry->key.file, names_.Text(entry->key.file)},
-                     pool_.Get(entry->value)};
+    std::vector<CostLine>& costs = scratch_lines_;
+    costs.clear();
+    if (has_own) {
+      costs.swap(block_.own);  // block_.own is empty from here: written once
+      block_.own.clear();
+    }
+    for (const auto& entry : slot.agg.costs)
+      costs.push_back({entry.key.pos, entry.key.file, entry.value});
+    // By position, as Callgrind writes them (JIT blocks kept in order mostly are already).
+    auto less = [](const CostLine& a, const CostLine& b) {
+      if (a.pos != b.pos) return PositionLess(a.pos, b.pos);
+      return a.file < b.file;
+    };
+    if (!std::is_sorted(costs.begin(), costs.end(), less))
+      std::sort(costs.begin(), costs.end(), less);
+    for (const CostLine& line : costs) {
+      CostRecord rec{line.pos, Name{line.file, names_.Text(line.file)}, pool_.Get(line.costs)};
       downstream_->OnCost(rec);
       if (f.jit) {
         added_acc_.AddTotals(rec.costs);

@@ -223,12 +223,16 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   else
     in_acc_.Function(key, In(block_.function).unnamed);
   block_.agg.Clear();
+  block_.lines.clear();
+  block_.own.clear();
   block_.has_kept = false;
   pool_.Reset(events_);
   if (In(block_.function).jit) {
     mode_ = Mode::kJit;
+    block_.in_order = instr_col_ >= 0 && index_.LookupAll(In(block_.function).entry).size() == 1;
     return;
   }
+  block_.in_order = false;
   mode_ = Mode::kPass;
   pending_header_ = true;
   cur_deferred_ = false;
@@ -331,7 +335,13 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
   const InFunction& b = In(block_.function);
   if (mode_ == Mode::kJit) {
     if (!cost.costs.empty()) resolved_jit_cost_before_ += cost.costs[0];  // below totals[0]
-    block_.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
+    if (block_.in_order) {
+      size_t offset = pool_.Alloc();
+      pool_.Add(offset, cost.costs);
+      block_.lines.push_back({cost.position, file.id, offset});
+    } else {
+      block_.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
+    }
     // A JIT function is renamed: its input sums are not compared, only the totals.
     removed_acc_.AddTotals(cost.costs);
     return;

@@ -65,10 +65,26 @@ struct InFunction {
 };
 static_assert(sizeof(InFunction) <= 40);
 
+/// A cost line of a block: position, fi=/fe= file id, and its costs' CostPool offset.
+struct CostLine {
+  Position pos;
+  uint32_t file = 0;
+  size_t costs = 0;
+};
+
 /// The block being read: its records at input positions.
 struct CurrentBlock {
   int function = -1;  // InFunction index
   RecordAgg agg;      // JIT block: all records; ordinary block: the deferred ones
+  // A JIT block entered where only one version lived (no reused code to choose among) keeps its
+  // cost lines in input order instead of summing them by position: its version does not depend
+  // on them, and consumers sum lines at one position anyway. Summing, re-keying and re-sorting
+  // every line was most of the injector's time.
+  bool in_order = false;
+  std::vector<CostLine> lines;  // at input positions
+  // The cost lines the block's own function keeps, at output positions: written by its slot,
+  // with its costs unchanged (a JIT block's lines rarely leave it).
+  std::vector<CostLine> own;
   // The highest instr position the block's function kept (streamed through, or its own lines
   // of a JIT block): the call site of synthesized edges without a jump to point at.
   bool has_kept = false;
@@ -143,6 +159,8 @@ class Injector::Impl {
   void ResolveBlock();
   void RewriteJumps();
   void RewriteCosts();
+  /// One cost line of the block: `offset` holds its costs in pool_.
+  void RewriteCost(const Position& pos, uint32_t file, size_t offset);
   void RewriteCalls();
   void RewriteCall(const CallKey& key, const CallValue& value);
   /// Adds a call whose site is placed (`key.site`, in `owner`'s output function) to the JIT
@@ -251,6 +269,8 @@ class Injector::Impl {
   };
   std::array<FileIdCache, 256> file_ids_{};  // FileId's, by text address
   std::vector<uint64_t> scratch_addrs_;
+  std::vector<CostLine> scratch_lines_;
+  std::vector<size_t> scratch_fits_;  // EmitOutputs': one slot's cost lines, sorted
   // A copy of one pooled cost vector: adding to the pool may move the original.
   std::vector<uint64_t> scratch_costs_;
 
