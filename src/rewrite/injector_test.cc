@@ -496,6 +496,53 @@ fn=0x0000000000001000
   EXPECT_THAT(fn.lines.at("b.js:40"), ElementsAre(12));
 }
 
+// A block entered where one version lived is rewritten line by line, in input order (no summing
+// by position first): lines at one position, lines out of order and a tail jump's line still give
+// the function one block, its lines sorted, every cost kept.
+TEST_F(InjectorTest, JitBlockLinesKeptInOrderAddUp) {
+  AddSource(kJit);
+  Fn f = MakeFn(0x1000, 0x100, "f", "a.js", 5);
+  f.files = {"a.js"};
+  f.lines = {{0x1000, 5, 0, 0}, {0x1008, 6, 0, 0}};
+  AddFn(f);
+  Add(0x2000, 0x100, "g", "g.js", 1);
+  Run(R"(positions: instr
+events: Ir
+ob=???
+fl=???
+fn=0x0000000000001000
+0x1008 3
+0x1000 2
+0x1008 4
+0x2000 10
+0x1000 1
+)");
+  const auto& fn = F("jit.map|a.js|f");
+  EXPECT_THAT(fn.self, ElementsAre(10));
+  EXPECT_THAT(fn.lines.at("a.js:5"), ElementsAre(3));
+  EXPECT_THAT(fn.lines.at("a.js:6"), ElementsAre(7));
+  ASSERT_EQ(fn.calls.count("jit.map|g.js|g"), 1u) << out_.text();
+  EXPECT_THAT(fn.calls.at("jit.map|g.js|g").second, ElementsAre(10));
+  EXPECT_THAT(F("jit.map|g.js|g").self, ElementsAre(10));
+  EXPECT_THAT(out_.totals(), ElementsAre(20));
+  EXPECT_EQ(stats_.cost_lines_moved, 1);
+  // One block for f, its lines by position: 0x1000 twice, then 0x1008 twice.
+  const std::string& text = out_.text();
+  size_t first = text.find("fn=f");
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_EQ(text.find("fn=f", first + 1), std::string::npos) << text;
+  size_t a = text.find("\n0x1000 5 2\n", first), b = text.find("\n0x1000 5 1\n", first);
+  size_t c = text.find("\n0x1008 6 3\n", first), d = text.find("\n0x1008 6 4\n", first);
+  ASSERT_TRUE(a != std::string::npos && b != std::string::npos && c != std::string::npos &&
+              d != std::string::npos)
+      << text;
+  EXPECT_LT(std::max(a, b), std::min(c, d)) << text;
+
+  auto self = Annotate(false);
+  EXPECT_EQ(self["a.js:f"], 10u) << annotate_text_;
+  EXPECT_EQ(self["g.js:g"], 10u) << annotate_text_;
+}
+
 class FakeExtents : public ObjectExtents {
  public:
   std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
