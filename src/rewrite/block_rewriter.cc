@@ -33,6 +33,13 @@ uint32_t Injector::Impl::FileOf(const CodeVersion& version) { return FileId(File
 
 void Injector::Impl::LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line,
                             uint32_t* file) {
+  if (version.lines().empty()) {
+    // A perf map's versions: one line and file for the whole version, asked for every record.
+    if (&version != line_of_.version) line_of_ = {&version, version.source_line(), FileOf(version)};
+    *line = line_of_.line;
+    *file = line_of_.file;
+    return;
+  }
   if (const LineEntry* e = version.LookupLine(addr); e && e->file_index < version.files().size()) {
     *line = e->line_no;
     *file = FileId(version.files()[e->file_index]);
@@ -242,6 +249,12 @@ int Injector::Impl::Owner(uint64_t addr, const CodeVersion** version) {
       return owner;
     }
     const ReuseSplit& split = block_.split;
+    if (split.empty() && block_.version && chooser_.FitsBoundary(*block_.version, addr)) {
+      // Most lines: the block's own version, which Choose prefers where it fits, so its own
+      // function (Identity(version, 0) is the block's base identity).
+      *version = block_.version;
+      return block_.identity;
+    }
     for (size_t i = 0; i < split.versions.size(); ++i) {
       if (chooser_.FitsBoundary(*split.versions[i], addr)) {
         *version = split.versions[i];
@@ -415,14 +428,24 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   }
   uint64_t target_addr = 0;
   uint32_t suffix = 0;
-  if (!IsJitTarget(key.target, &target_addr, &suffix)) {
+  // A target with a block of its own was parsed then: IsJitTarget's answer, without parsing its
+  // name again, is that entry's (an entry's code can only turn out to be an object's later).
+  const uint32_t* found = in_index_.find(key.target);
+  const InFunction* target = found ? &in_functions_[size_t(*found)] : nullptr;
+  bool jit_target = false;
+  if (target) {
+    jit_target = target->jit && !IsObjectCode(target->entry);
+    target_addr = target->entry;
+    suffix = target->suffix;
+  } else {
+    jit_target = IsJitTarget(key.target, &target_addr, &suffix);
+  }
+  if (!jit_target) {
     out_key.target = key.target;
     out_key.target_pos = ConvertPlain(key.target_pos);
     Output(owner).agg.AddCall(&pool_, out_key, value.count, copy);
     return;
   }
-  const uint32_t* found = in_index_.find(key.target);
-  const InFunction* target = found ? &in_functions_[size_t(*found)] : nullptr;
   if (target && target->jit && target->resolved) {
     AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, target->version,
               target->identity, SplitOf(*found), target_addr);
@@ -617,8 +640,11 @@ void Injector::Impl::EmitOutputs() {
     };
     if (!std::is_sorted(costs.begin(), costs.end(), less))
       std::sort(costs.begin(), costs.end(), less);
+    Name file;  // the lines of a slot are mostly in one file: its text looked up once
     for (const CostLine& line : costs) {
-      CostRecord rec{line.pos, Name{line.file, names_.Text(line.file)}, pool_.Get(line.costs)};
+      if (line.file != file.id || file.text.data() == nullptr)
+        file = Name{line.file, names_.Text(line.file)};
+      CostRecord rec{line.pos, file, pool_.Get(line.costs)};
       downstream_->OnCost(rec);
       if (f.jit) {
         added_acc_.AddTotals(rec.costs);

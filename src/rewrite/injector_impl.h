@@ -268,6 +268,11 @@ class Injector::Impl {
     uint32_t id = 0;
   };
   std::array<FileIdCache, 256> file_ids_{};  // FileId's, by text address
+  struct LineOfCache {
+    const CodeVersion* version = nullptr;
+    uint32_t line = 0, file = 0;
+  };
+  LineOfCache line_of_;  // LineOf's last version without a line table
   std::vector<uint64_t> scratch_addrs_;
   std::vector<CostLine> scratch_lines_;
   std::vector<size_t> scratch_fits_;  // EmitOutputs': one slot's cost lines, sorted
