@@ -182,7 +182,8 @@ std::string Quote(std::string_view text) {
 /// needs more than 64 bits. Leading zeros are free. Reads 8 bytes from p whatever `end` says
 /// (LineReader::kPadding makes that safe): most numbers are short, and a loop over them
 /// mispredicted its exit once per number.
-const char* ScanDecimal(const char* p, const char* end, uint64_t* value) {
+[[gnu::always_inline]] inline const char* ScanDecimal(const char* p, const char* end,
+                                                      uint64_t* value) {
   uint64_t word;
   std::memcpy(&word, p, 8);
   uint64_t digits = word ^ 0x3030303030303030;  // digit bytes become 0..9, others do not
@@ -216,7 +217,8 @@ const char* ScanDecimal(const char* p, const char* end, uint64_t* value) {
 
 /// ScanDecimal, or a 0x hex number (either case), as Callgrind writes addresses. "0x" without hex
 /// digits, or with more than 64 bits of them, is the number 0 followed by 'x'.
-const char* ScanNumber(const char* p, const char* end, uint64_t* value) {
+[[gnu::always_inline]] inline const char* ScanNumber(const char* p, const char* end,
+                                                     uint64_t* value) {
   if (end - p > 2 && p[0] == '0' && p[1] == 'x') {
     uint64_t v = 0;
     const char* q = p + 2;
@@ -379,6 +381,9 @@ class Reader {
   void ReadPositions(const char** p, const char* end, Position* pos, std::string_view what);
   /// Parses the costs after the positions into costs_ (missing ones are 0).
   void ReadCosts(const char* p, const char* end);
+  /// ReadPositions and ReadCosts of a cost line in one pass, inlined; false, with only `*pos`
+  /// and costs_ changed, on anything they would refuse (they then parse it again and say why).
+  bool ReadCostLineFast(const char* p, const char* end, Position* pos);
   /// Parses a whole position line that follows calls=/jump=; updates last_.
   void ReadFollowingLine(std::string_view after, Position* pos, bool with_costs);
 
@@ -854,6 +859,45 @@ void Reader::ReadCosts(const char* p, const char* end) {
   for (; i < n; ++i) costs_[i] = 0;
 }
 
+bool Reader::ReadCostLineFast(const char* p, const char* end, Position* pos) {
+  // A cost line is most of a profile: one loop over its tokens, no call per number.
+  for (int col = 0; col < positions_.count; ++col) {
+    while (p != end && IsBlank(*p)) ++p;
+    if (p == end) return false;
+    const char sign = *p;
+    const uint64_t base = last_.values[col];
+    uint64_t value = base;
+    if (sign == '*') {
+      ++p;
+    } else {
+      if (sign == '+' || sign == '-') ++p;
+      const char* q = ScanNumber(p, end, &value);
+      if (q == nullptr) return false;
+      p = q;
+      if (sign == '+' && __builtin_add_overflow(base, value, &value)) return false;
+      if (sign == '-') {
+        if (value > base) return false;
+        value = base - value;
+      }
+    }
+    if (p != end && !IsBlank(*p)) return false;
+    pos->values[col] = value;
+  }
+  const size_t n = costs_.size();
+  size_t i = 0;
+  for (;;) {
+    while (p != end && IsBlank(*p)) ++p;
+    if (p == end) break;
+    if (i == n) return false;
+    const char* q = ScanNumber(p, end, &costs_[i]);
+    if (q == nullptr || (q != end && !IsBlank(*q))) return false;
+    p = q;
+    ++i;
+  }
+  for (; i < n; ++i) costs_[i] = 0;
+  return true;
+}
+
 void Reader::HandleCost(std::string_view line) {
   EnterBody(line);
   RequireFunction(line);
@@ -861,8 +905,10 @@ void Reader::HandleCost(std::string_view line) {
   const char* end = p + line.size();
   CostRecord record;
   record.raw_base = last_;
-  ReadPositions(&p, end, &record.position, "a cost line");
-  ReadCosts(p, end);
+  if (!ReadCostLineFast(p, end, &record.position)) {
+    ReadPositions(&p, end, &record.position, "a cost line");
+    ReadCosts(p, end);
+  }
   size_t event = 0;
   bool inclusive = false;
   if (!totals_.AddCost(costs_, &event, &inclusive)) {
