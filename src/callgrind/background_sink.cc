@@ -1,6 +1,7 @@
 #include "callgrind/background_sink.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <type_traits>
 
@@ -118,29 +119,35 @@ void BackgroundSink::OnFunction(const FunctionContext& function) {
 }
 
 void BackgroundSink::OnCost(const CostRecord& cost) {
-  PutValue(Tag::kCost);
-  PutValue(cost.position);
-  PutValue(cost.source_file);
-  PutValue(uint32_t(cost.costs.size()));
-  Put(cost.costs.data(), cost.costs.size_bytes());
-  PutText(cost.raw);
-  PutValue(cost.raw_base);
+  char* at = Claim(sizeof(Tag) + 2 * sizeof(Position) + sizeof(Name) + 2 * sizeof(uint32_t) +
+                   cost.costs.size_bytes() + cost.raw.size());
+  at = Store(at, Tag::kCost);
+  at = Store(at, cost.position);
+  at = Store(at, cost.source_file);
+  at = Store(at, uint32_t(cost.costs.size()));
+  at = Store(at, cost.costs.data(), cost.costs.size_bytes());
+  at = StoreText(at, cost.raw);
+  at = Store(at, cost.raw_base);
+  assert(at == batch_.data() + used_);  // the claim was the record's size
   Hand(false);
 }
 
 void BackgroundSink::OnCall(const CallRecord& call) {
-  PutValue(Tag::kCall);
-  PutValue(call.count);
-  PutValue(call.target);
-  PutValue(call.source);
-  PutValue(call.source_file);
-  PutValue(call.target_object);
-  PutValue(call.target_file);
-  PutValue(call.target_function);
-  PutValue(uint32_t(call.inclusive.size()));
-  Put(call.inclusive.data(), call.inclusive.size_bytes());
-  PutText(call.raw);
-  PutValue(call.raw_base);
+  char* at = Claim(sizeof(Tag) + sizeof(uint64_t) + 3 * sizeof(Position) + 4 * sizeof(Name) +
+                   2 * sizeof(uint32_t) + call.inclusive.size_bytes() + call.raw.size());
+  at = Store(at, Tag::kCall);
+  at = Store(at, call.count);
+  at = Store(at, call.target);
+  at = Store(at, call.source);
+  at = Store(at, call.source_file);
+  at = Store(at, call.target_object);
+  at = Store(at, call.target_file);
+  at = Store(at, call.target_function);
+  at = Store(at, uint32_t(call.inclusive.size()));
+  at = Store(at, call.inclusive.data(), call.inclusive.size_bytes());
+  at = StoreText(at, call.raw);
+  at = Store(at, call.raw_base);
+  assert(at == batch_.data() + used_);
   Hand(false);
 }
 

@@ -943,12 +943,13 @@ void Reader::ReadFollowingLine(std::string_view after, Position* pos, bool with_
   SkipBlanks(&p, end);
   char c = *p;
   if (!IsDigit(c) && c != '+' && c != '-' && c != '*') Expected(what, Quote(line));
-  ReadPositions(&p, end, pos, what);
-  if (with_costs) {
-    ReadCosts(p, end);
-  } else {
+  if (!with_costs) {
+    ReadPositions(&p, end, pos, what);
     SkipBlanks(&p, end);
     if (p != end) Expected("only a position on the line after " + std::string(after), Quote(line));
+  } else if (!ReadCostLineFast(p, end, pos)) {
+    ReadPositions(&p, end, pos, what);
+    ReadCosts(p, end);
   }
   last_ = *pos;
 }
