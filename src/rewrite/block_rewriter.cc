@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "cg_inject/symbols.h"
+#include "resolve/jit_name.h"
 #include "rewrite/injector_impl.h"
 
 namespace cg_inject {
@@ -430,14 +431,15 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   uint32_t suffix = 0;
   // A target with a block of its own was parsed then: IsJitTarget's answer, without parsing its
   // name again, is that entry's (an entry's code can only turn out to be an object's later).
-  const uint32_t* found = in_index_.find(key.target);
+  const bool unnamed = IsUnknownObject(names_.Text(key.target.object));
+  const uint32_t* found = unnamed ? in_index_.find(key.target) : nullptr;
   const InFunction* target = found ? &in_functions_[size_t(*found)] : nullptr;
   bool jit_target = false;
   if (target) {
     jit_target = target->jit && !IsObjectCode(target->entry);
     target_addr = target->entry;
     suffix = target->suffix;
-  } else {
+  } else if (unnamed) {
     jit_target = IsJitTarget(key.target, &target_addr, &suffix);
   }
   if (!jit_target) {
