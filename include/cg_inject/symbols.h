@@ -174,6 +174,9 @@ class SymbolIndex {
   std::vector<const CodeVersion*> LookupAll(uint64_t addr) const;
   /// The latest-loaded version containing `addr`, or null.
   const CodeVersion* Lookup(uint64_t addr) const;
+  /// Whether another version's range overlaps `version`'s (code reuse, or one function loaded
+  /// twice): without one, every address of its range has it as the only candidate.
+  bool Overlapped(const CodeVersion& version) const;
   const std::vector<SymbolSourceInfo>& sources() const { return sources_; }
   /// For readers that learn about their source while reading (a jitdump's e_machine).
   SymbolSourceInfo* mutable_source(uint32_t source) { return &sources_.at(source); }
@@ -204,6 +207,7 @@ class SymbolIndex {
   std::unique_ptr<VersionStore> store_;
   size_t size_ = 0;
   std::unique_ptr<Tree> tree_;
+  std::vector<bool> overlapped_;  // by load order (Finish)
   int64_t reused_ranges_ = 0;
   uint32_t next_function_id_ = 1;
 };

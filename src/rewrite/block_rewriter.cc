@@ -250,8 +250,10 @@ int Injector::Impl::Owner(uint64_t addr, const CodeVersion** version) {
       return owner;
     }
     const ReuseSplit& split = block_.split;
-    if (split.empty() && block_.version && chooser_.FitsBoundary(*block_.version, addr)) {
-      // Most lines: the block's own version, which Choose prefers where it fits, so its own
+    if (split.empty() && block_.version && block_.version->Contains(addr) &&
+        (!index_.Overlapped(*block_.version) || chooser_.FitsBoundary(*block_.version, addr))) {
+      // Most lines: the block's own version, which Choose prefers where it fits and returns
+      // wherever no other version lives (no instruction boundaries to decode then), so its own
       // function (Identity(version, 0) is the block's base identity).
       *version = block_.version;
       return block_.identity;

@@ -248,6 +248,7 @@ void SymbolIndex::Finish() {
       }
     }
   }
+  overlapped_.assign(size_, false);
   tree_->hot.clear();
   tree_->cold.clear();
   tree_->hot.reserve(overlapping);
@@ -258,6 +259,7 @@ void SymbolIndex::Finish() {
     const uint64_t start = start_of(i), end = end_of(i);
     if (start == end) continue;
     if (overlaps[i]) {
+      overlapped_[nodes[i].version] = true;
       tree_->hot.push_back({start, 0});
       tree_->cold.push_back({end, nodes[i].version});
     } else {
@@ -278,6 +280,11 @@ std::vector<const CodeVersion*> SymbolIndex::LookupAll(uint64_t addr) const {
   result.reserve(found.size());
   for (uint32_t index : found) result.push_back(&store_->at(index));
   return result;
+}
+
+bool SymbolIndex::Overlapped(const CodeVersion& version) const {
+  size_t order = version.load_order();
+  return order < overlapped_.size() && overlapped_[order];
 }
 
 const CodeVersion* SymbolIndex::Lookup(uint64_t addr) const {

@@ -110,6 +110,16 @@ TEST(SymbolIndexTest, AgreesWithBruteForce) {
       }
       ASSERT_EQ(Names(index.LookupAll(addr)), expected) << "n=" << n << " addr=" << addr;
     }
+    for (size_t i = 0; i < n; ++i) {
+      auto [start, size] = ranges[i];
+      bool overlapped = false;
+      for (size_t j = 0; j < n; ++j) {
+        auto [other_start, other_size] = ranges[j];
+        overlapped |= j != i && size != 0 && other_size != 0 && other_start < start + size &&
+                      start < other_start + other_size;
+      }
+      ASSERT_EQ(index.Overlapped(index.version(i)), overlapped) << "n=" << n << " i=" << i;
+    }
   }
 }
 
