@@ -108,6 +108,9 @@ class CodeVersion {
   std::span<const LineEntry> lines() const;
   /// The line-table row covering `addr`, or null.
   const LineEntry* LookupLine(uint64_t addr) const;
+  /// LookupLine in `table` (this version's lines(), kept by a caller that asks for many
+  /// addresses: fetching it is a lookup of its own), for an `addr` the version contains.
+  static const LineEntry* RowAt(std::span<const LineEntry> table, uint64_t addr);
   /// The name bytes as stored: the raw name, or its head when the location suffix is rebuilt
   /// (for tests).
   std::string_view stored_name() const { return {name_, name_size_}; }

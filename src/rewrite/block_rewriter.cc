@@ -34,20 +34,25 @@ uint32_t Injector::Impl::FileOf(const CodeVersion& version) { return FileId(File
 
 void Injector::Impl::LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line,
                             uint32_t* file) {
-  if (version.lines().empty()) {
-    // A perf map's versions: one line and file for the whole version, asked for every record.
-    if (&version != line_of_.version) line_of_ = {&version, version.source_line(), FileOf(version)};
-    *line = line_of_.line;
-    *file = line_of_.file;
-    return;
+  // Asked for every record, mostly of the version asked last: its tables are fetched once.
+  LineOfCache& c = line_of_;
+  if (&version != c.version) {
+    c.version = &version;
+    c.lines = version.lines();
+    c.files = version.files();
+    c.line = version.source_line();
+    c.file = FileOf(version);
   }
-  if (const LineEntry* e = version.LookupLine(addr); e && e->file_index < version.files().size()) {
-    *line = e->line_no;
-    *file = FileId(version.files()[e->file_index]);
-    return;
+  if (!c.lines.empty() && version.Contains(addr)) {
+    const LineEntry* e = CodeVersion::RowAt(c.lines, addr);
+    if (e && e->file_index < c.files.size()) {
+      *line = e->line_no;
+      *file = FileId(c.files[e->file_index]);
+      return;
+    }
   }
-  *line = version.source_line();
-  *file = FileOf(version);
+  *line = c.line;
+  *file = c.file;
 }
 
 DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) const {

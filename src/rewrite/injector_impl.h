@@ -11,12 +11,14 @@
 
 #include <array>
 #include <map>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
-#include "util/chunked_vector.h"
 
 #include "cg_inject/inject.h"
+#include "cg_inject/symbols.h"
 #include "resolve/definition_names.h"
 #include "resolve/name_table.h"
 #include "resolve/version_chooser.h"
@@ -24,6 +26,7 @@
 #include "rewrite/record_agg.h"
 #include "rewrite/reuse_split.h"
 #include "rewrite/synth_edge.h"
+#include "util/chunked_vector.h"
 #include "util/flat_hash_map.h"
 
 namespace cg_inject {
@@ -270,9 +273,11 @@ class Injector::Impl {
   std::array<FileIdCache, 256> file_ids_{};  // FileId's, by text address
   struct LineOfCache {
     const CodeVersion* version = nullptr;
-    uint32_t line = 0, file = 0;
+    std::span<const LineEntry> lines;
+    std::span<const std::string_view> files;
+    uint32_t line = 0, file = 0;  // the version's own (no line table, or no entry for addr)
   };
-  LineOfCache line_of_;  // LineOf's last version without a line table
+  LineOfCache line_of_;  // LineOf's last version
   std::vector<uint64_t> scratch_addrs_;
   std::vector<CostLine> scratch_lines_;
   std::vector<size_t> scratch_fits_;  // EmitOutputs': one slot's cost lines, sorted

@@ -223,8 +223,10 @@ std::span<const LineEntry> CodeVersion::lines() const {
 }
 
 const LineEntry* CodeVersion::LookupLine(uint64_t addr) const {
-  if (!Contains(addr)) return nullptr;
-  std::span<const LineEntry> table = lines();
+  return Contains(addr) ? RowAt(lines(), addr) : nullptr;
+}
+
+const LineEntry* CodeVersion::RowAt(std::span<const LineEntry> table, uint64_t addr) {
   auto it = std::upper_bound(table.begin(), table.end(), addr,
                              [](uint64_t a, const LineEntry& entry) { return a < entry.addr; });
   if (it == table.begin()) return nullptr;
