@@ -460,6 +460,13 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
               target->identity, SplitOf(*found), target_addr);
     return;
   }
+  // Most targets are code no other version overlaps: the only candidate, found without
+  // collecting every version there (twice, with Choose).
+  if (const CodeVersion* only = index_.Lookup(target_addr); only && !index_.Overlapped(*only)) {
+    AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, only,
+              Identity(only, suffix), nullptr, target_addr);
+    return;
+  }
   if ((!target || target->jit) && index_.LookupAll(target_addr).size() >= 2) {
     // Which of the versions at this reused address the call enters depends on the target's
     // block, which may come later in the part: wait for it.
