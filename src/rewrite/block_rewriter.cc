@@ -511,7 +511,8 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
       split_key.target = out_[size_t(split->identities[k])].key;
       split_key.target_pos = Convert(key.target_pos, line);
       out_[size_t(split->identities[k])].called = true;
-      Output(owner).agg.AddCall(&pool_, split_key, counts[k], shares[k]);
+      Output(owner).agg.AddCall(&pool_, split_key, counts[k], shares[k],
+                                out_[size_t(split->identities[k])].jit);
     }
     return;
   }
@@ -529,7 +530,7 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
   out_key.target = out_[size_t(target)].key;
   out_key.target_pos = Convert(key.target_pos, line);
   out_[size_t(target)].called = true;
-  Output(owner).agg.AddCall(&pool_, out_key, count, inclusive);
+  Output(owner).agg.AddCall(&pool_, out_key, count, inclusive, out_[size_t(target)].jit);
 }
 
 void Injector::Impl::ResolvePending(const FunctionKey& target_key) {
@@ -610,7 +611,8 @@ void Injector::Impl::FinalizeEdges() {
       std::span<const uint64_t> incl = pool_.Get(e.inclusive);
       scratch_costs_.assign(incl.begin(), incl.end());
       // Only the caller's slot changes here: `edges` is not touched while iterating it.
-      slots_[s].agg.AddCall(&pool_, key, e.CallCount(first_event_is_ir_), scratch_costs_);
+      slots_[s].agg.AddCall(&pool_, key, e.CallCount(first_event_is_ir_), scratch_costs_,
+                            out_[size_t(target)].jit);
       out_[size_t(target)].called = true;
       ++stats_.edges_synthesized;
     }
@@ -695,8 +697,10 @@ void Injector::Impl::EmitOutputs() {
       downstream_->OnCall(rec);
       if (!f.jit) added_acc_.CallCost(rec.inclusive);
       // Targets the injector named are checked by their OutFunction (called, emitted).
-      const uint32_t* named = out_index_.find(k.target);
-      if (!named || !out_[size_t(*named)].jit) in_acc_.At(k.target).added_called = true;
+      if (!entry->value.named_target) {
+        const uint32_t* named = out_index_.find(k.target);
+        if (!named || !out_[size_t(*named)].jit) in_acc_.At(k.target).added_called = true;
+      }
     }
 
     std::vector<const decltype(slot.agg.jumps)::Slot*> jumps;

@@ -55,6 +55,9 @@ struct CallKeyHash {
 struct CallValue {
   uint64_t count = 0;
   size_t inclusive = 0;  // offset in the CostPool
+  // The target is a function the injector named (a JIT OutFunction): known where the call is
+  // added, so writing it needs no lookup of the target by key.
+  bool named_target = false;
 };
 
 struct JumpKey {
@@ -133,9 +136,12 @@ struct RecordAgg {
     pool->Add(*offset, costs_in);
   }
   void AddCall(CostPool* pool, const CallKey& key, uint64_t count,
-               std::span<const uint64_t> inclusive) {
+               std::span<const uint64_t> inclusive, bool named_target = false) {
     auto [value, inserted] = calls.try_emplace(key);
-    if (inserted) value->inclusive = pool->Alloc();
+    if (inserted) {
+      value->inclusive = pool->Alloc();
+      value->named_target = named_target;  // the same key, the same target
+    }
     AddChecked(&value->count, count);
     pool->Add(value->inclusive, inclusive);
   }
