@@ -170,8 +170,9 @@ class InvariantError : public InputError {
 };
 
 /// Rewrites a profile stream, one block at a time. Lines of ordinary blocks that touch no JIT code
-/// stream straight through; the rest of a block is summed by position and rewritten when the
-/// block ends (a function may so get several blocks in a part: consumers add them up). Between
+/// stream straight through; the rest of a block is kept (a JIT block's cost lines in input order
+/// when one version lived at its entry, else summed by position) and rewritten when the block
+/// ends (a function may so get several blocks in a part: consumers add them up). Between
 /// blocks only per-function state is kept (names, output identities, the invariants' sums), plus
 /// the calls into a reused address whose block has not come yet, so memory grows with distinct
 /// functions and the largest block, never with the file.

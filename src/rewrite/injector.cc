@@ -1,6 +1,7 @@
 // The injector's record callbacks: ordinary lines go straight downstream; a JIT block's records,
-// and an ordinary block's records that touch JIT code, are summed by position until the block
-// ends, then rewritten (block_rewriter.cc). Rules: include/cg_inject/inject.h.
+// and an ordinary block's records that touch JIT code, are kept until the block ends (summed by
+// position, or a JIT block's cost lines in input order: CurrentBlock), then rewritten
+// (block_rewriter.cc). Rules: include/cg_inject/inject.h.
 #include <algorithm>
 #include <charconv>
 

@@ -3,7 +3,7 @@
 // stays for the rest of the part (names, output identities, the invariants' per-function sums),
 // plus the rare calls into a reused block that has not been seen yet (pending_calls_).
 //   injector.cc        the record callbacks: ordinary lines straight through, the rest into the
-//                      current block's aggregate
+//                      current block (its aggregate, or its cost lines in order)
 //   block_rewriter.cc  one block: its version, its co-owners, who owns each record, the
 //                      synthesized edges, and writing the touched functions out
 //   part_checks.cc     invariants and statistics at the end of each part
