@@ -337,9 +337,7 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
   if (mode_ == Mode::kJit) {
     if (!cost.costs.empty()) resolved_jit_cost_before_ += cost.costs[0];  // below totals[0]
     if (block_.in_order) {
-      size_t offset = pool_.Alloc();
-      pool_.Add(offset, cost.costs);
-      block_.lines.push_back({cost.position, file.id, offset});
+      block_.lines.push_back({cost.position, file.id, pool_.Append(cost.costs)});
     } else {
       block_.agg.AddCost(&pool_, CostKey{cost.position, file.id}, cost.costs);
     }

@@ -103,6 +103,14 @@ class CostPool {
     data_.resize(offset + events_, 0);
     return offset;
   }
+  /// Alloc, filled with `costs` (a JIT block's line, kept as read).
+  size_t Append(std::span<const uint64_t> costs) {
+    size_t offset = data_.size();
+    size_t n = std::min(costs.size(), events_);
+    data_.insert(data_.end(), costs.begin(), costs.begin() + n);
+    data_.resize(offset + events_, 0);
+    return offset;
+  }
   void Add(size_t offset, std::span<const uint64_t> costs) {
     size_t n = std::min(costs.size(), events_);
     for (size_t i = 0; i < n; ++i) AddChecked(&data_[offset + i], costs[i]);
