@@ -62,7 +62,11 @@ for fuzzer in "$build_dir"/fuzz/*_fuzzer; do
   "$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=4096 \
     -artifact_prefix="$work/" "$work/corpus" "$work" >"$work/log" 2>&1 || {
     tail -n 40 "$work/log"
-    echo "fuzz: $name FAILED (log above)" >&2
+    # The work directory goes away on exit: keep the input that failed.
+    kept=$build_dir/fuzz-artifacts/$name
+    mkdir -p "$kept"
+    cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* "$kept"/ 2>/dev/null || true
+    echo "fuzz: $name FAILED (log above; the failing input is kept in $kept)" >&2
     exit 1
   }
   # Executions, coverage (cov: edges, ft: features) and corpus size of the last status line.

@@ -202,16 +202,29 @@ void CallgrindWriter::OnLayout(const PartLayout& layout) {
   ++pending_blanks_;
 }
 
+void CallgrindWriter::PutName(std::string_view name) {
+  // A name from a symbol source may hold a line break (a jitdump's name or line-table file is
+  // any bytes up to a NUL): the line would end inside it, and a reader ends lines at \n and drops
+  // a \r before it. Such a byte is written as the two characters \n or \r.
+  for (size_t at = name.find_first_of("\r\n"); at != std::string_view::npos;
+       at = name.find_first_of("\r\n")) {
+    Put(name.substr(0, at));
+    Put(name[at] == '\n' ? "\\n" : "\\r");
+    name.remove_prefix(at + 1);
+  }
+  Put(name);
+}
+
 void CallgrindWriter::AppendCompressed(std::string_view name, uint32_t id, bool known) {
   if (id == 0) {
-    Put(name);
+    PutName(name);
   } else {
     PutChar('(');
     AppendUnsigned(id);
     PutChar(')');
     if (!known) {
       PutChar(' ');
-      Put(name);
+      PutName(name);
     }
   }
   PutChar('\n');

@@ -146,6 +146,8 @@ class CallgrindWriter : public ProfileSink {
   char* Room(size_t n);
   void Put(std::string_view text);
   void PutChar(char c);
+  /// Put for a name: a line break inside it is written escaped.
+  void PutName(std::string_view name);
 
   ByteSink* out_;
   CallgrindWriterOptions options_;

@@ -191,6 +191,34 @@ TEST(CallgrindWriterTest, FunctionIdsFollowTextsNotProducerIds) {
             "# callgrind format\nevents: Ir\n\n\n" + part + "\nevents: Ir\n\n\n" + part);
 }
 
+// Names from symbol sources are any bytes: a line break inside one (a fuzzed jitdump's file
+// name) must not end the line. It is written escaped, and the output reads back.
+TEST(CallgrindWriterTest, LineBreaksInNamesAreEscaped) {
+  for (bool compress : {true, false}) {
+    StringSink out;
+    CallgrindWriter writer(&out, {.compress_names = compress, .copy_input = false});
+    std::string_view events[] = {"Ir"};
+    uint64_t cost[] = {1};
+    CostRecord record;
+    record.costs = cost;
+    PartLayout layout;
+    layout.events = events;
+    writer.OnPartBegin(0);
+    writer.OnHeader("events", "Ir");
+    writer.OnLayout(layout);
+    writer.OnFunction(
+        FunctionContext{Name{1, "jit"}, Name{2, "a\nb.js"}, Name{3, "f\r\nof\nthree\r"}});
+    writer.OnCost(record);
+    writer.OnPartEnd();
+    const std::string& text = out.data();
+    SCOPED_TRACE(text);
+    EXPECT_NE(text.find("a\\nb.js\n"), std::string::npos);
+    EXPECT_NE(text.find("f\\r\\nof\\nthree\\r\n"), std::string::npos);
+    ProfileSummary summary = Summary(text);  // throws if a name broke a line
+    EXPECT_EQ(CompareSummaries(summary, Summary(Rewrite(text))), "");
+  }
+}
+
 TEST(CallgrindWriterTest, FlIsWrittenWhenAFileSwitchIsLeftOpen) {
   // gprof2dot-bool.callgrind: a function's fi= is still open at the next fn=, whose file is that
   // fi= file for callgrind_annotate (and so for our reader). KCachegrind goes back to the last
