@@ -193,7 +193,8 @@ void Injector::Impl::ResolveBlock() {
   if (!block_.version) block_.version = index_.Lookup(f.entry);
   block_.identity = Identity(block_.version, f.suffix);
   block_.base_identity = f.suffix ? Identity(block_.version, 0) : block_.identity;
-  if (instr_col_ >= 0) {
+  // A block kept in order was entered where one version lived: nothing to split.
+  if (instr_col_ >= 0 && !block_.in_order) {
     std::vector<const CodeVersion*> candidates = index_.LookupAll(f.entry);
     if (candidates.size() >= 2) {
       size_t c = size_t(instr_col_);

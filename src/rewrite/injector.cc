@@ -327,7 +327,12 @@ Position Injector::Impl::Convert(const Position& in, uint32_t line) const {
 
 void Injector::Impl::OnCost(const CostRecord& cost) {
   in_acc_.Cost(cost.costs);
-  Name file = names_.Map(cost.source_file);
+  // Cost lines mostly stay in one file: the last one's mapping is kept.
+  if (cost.source_file.id != cost_file_in_ || cost_file_in_ == 0) {
+    cost_file_in_ = cost.source_file.id;
+    cost_file_ = names_.Map(cost.source_file);
+  }
+  const Name file = cost_file_;
   if (mode_ == Mode::kNone) {  // a cost line before any fn= (tolerated by the reader)
     CostRecord out{ConvertPlain(cost.position), file, cost.costs};
     downstream_->OnCost(out);

@@ -262,8 +262,10 @@ class Injector::Impl {
   CostPool pool_;  // the block's costs, input and output
   std::vector<BlockOutput> slots_;
   size_t slots_used_ = 0;
-  FunctionContext cur_out_;  // mapped names of the current ordinary block
-  std::string cur_raw_;      // its input text (FunctionContext::raw), kept until it is emitted
+  FunctionContext cur_out_;    // mapped names of the current ordinary block
+  uint32_t cost_file_in_ = 0;  // OnCost's last fi=/fe= file (upstream id) and its mapping
+  Name cost_file_;
+  std::string cur_raw_;  // its input text (FunctionContext::raw), kept until it is emitted
   bool pending_header_ = false;
   bool cur_deferred_ = false;
   struct FileIdCache {
