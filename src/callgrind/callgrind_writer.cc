@@ -205,7 +205,13 @@ void CallgrindWriter::OnLayout(const PartLayout& layout) {
 void CallgrindWriter::PutName(std::string_view name) {
   // A name from a symbol source may hold a line break (a jitdump's name or line-table file is
   // any bytes up to a NUL): the line would end inside it, and a reader ends lines at \n and drops
-  // a \r before it. Such a byte is written as the two characters \n or \r.
+  // a \r before it. Such a byte is written as the two characters \n or \r. (Two memchr calls
+  // first: find_first_of tests each byte against the set, 10% of the writer's instructions.)
+  if (name.empty() || (std::memchr(name.data(), '\n', name.size()) == nullptr &&
+                       std::memchr(name.data(), '\r', name.size()) == nullptr)) {
+    Put(name);
+    return;
+  }
   for (size_t at = name.find_first_of("\r\n"); at != std::string_view::npos;
        at = name.find_first_of("\r\n")) {
     Put(name.substr(0, at));
