@@ -204,21 +204,21 @@ void CallgrindWriter::OnLayout(const PartLayout& layout) {
 
 void CallgrindWriter::PutName(std::string_view name) {
   // A name from a symbol source may hold a line break (a jitdump's name or line-table file is
-  // any bytes up to a NUL): the line would end inside it, and a reader ends lines at \n and drops
-  // a \r before it. Such a byte is written as the two characters \n or \r. (Two memchr calls
-  // first: find_first_of tests each byte against the set, 10% of the writer's instructions.)
-  if (name.empty() || (std::memchr(name.data(), '\n', name.size()) == nullptr &&
-                       std::memchr(name.data(), '\r', name.size()) == nullptr)) {
-    Put(name);
-    return;
-  }
-  for (size_t at = name.find_first_of("\r\n"); at != std::string_view::npos;
-       at = name.find_first_of("\r\n")) {
+  // any bytes up to a NUL). Readers end a line at \n and drop one \r before it, so a \n, and a
+  // \r that ends the name, are written as the two characters \n or \r. A \r inside a name reads
+  // back as itself: input names may hold one and keep it.
+  const bool trailing_cr = !name.empty() && name.back() == '\r';
+  if (trailing_cr) name.remove_suffix(1);
+  while (!name.empty()) {
+    const void* found = std::memchr(name.data(), '\n', name.size());
+    if (found == nullptr) break;
+    size_t at = static_cast<size_t>(static_cast<const char*>(found) - name.data());
     Put(name.substr(0, at));
-    Put(name[at] == '\n' ? "\\n" : "\\r");
+    Put("\\n");
     name.remove_prefix(at + 1);
   }
   Put(name);
+  if (trailing_cr) Put("\\r");
 }
 
 void CallgrindWriter::AppendCompressed(std::string_view name, uint32_t id, bool known) {
