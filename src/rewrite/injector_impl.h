@@ -263,9 +263,9 @@ class Injector::Impl {
   std::vector<BlockOutput> slots_;
   size_t slots_used_ = 0;
   FunctionContext cur_out_;    // mapped names of the current ordinary block
+  std::string cur_raw_;        // its input text (FunctionContext::raw), kept until it is emitted
   uint32_t cost_file_in_ = 0;  // OnCost's last fi=/fe= file (upstream id) and its mapping
   Name cost_file_;
-  std::string cur_raw_;  // its input text (FunctionContext::raw), kept until it is emitted
   bool pending_header_ = false;
   bool cur_deferred_ = false;
   struct FileIdCache {
@@ -281,8 +281,8 @@ class Injector::Impl {
   };
   LineOfCache line_of_;  // LineOf's last version
   std::vector<uint64_t> scratch_addrs_;
-  std::vector<CostLine> scratch_lines_;
-  std::vector<size_t> scratch_fits_;  // EmitOutputs': one slot's cost lines, sorted
+  std::vector<CostLine> scratch_lines_;  // EmitOutputs': one slot's cost lines, sorted
+  std::vector<size_t> scratch_fits_;     // RewriteCost's: the reused versions a line fits
   // A copy of one pooled cost vector: adding to the pool may move the original.
   std::vector<uint64_t> scratch_costs_;
 
