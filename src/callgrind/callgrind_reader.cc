@@ -381,9 +381,12 @@ class Reader {
   void ReadPositions(const char** p, const char* end, Position* pos, std::string_view what);
   /// Parses the costs after the positions into costs_ (missing ones are 0).
   void ReadCosts(const char* p, const char* end);
-  /// ReadPositions and ReadCosts of a cost line in one pass, inlined; false, with only `*pos`
-  /// and costs_ changed, on anything they would refuse (they then parse it again and say why).
-  bool ReadCostLineFast(const char* p, const char* end, Position* pos);
+  // Their errors, out of line: the three above run for every line of a profile and are inlined
+  // into one loop per line, which the messages' string building would bloat.
+  [[noreturn, gnu::cold, gnu::noinline]] void BadPosition(const char* tok, const char* end,
+                                                          uint64_t base);
+  [[noreturn, gnu::cold, gnu::noinline]] void TooFewPositions(std::string_view what, int col);
+  [[noreturn, gnu::cold, gnu::noinline]] void BadCost(const char* tok, const char* end, size_t i);
   /// Parses a whole position line that follows calls=/jump=; updates last_.
   void ReadFollowingLine(std::string_view after, Position* pos, bool with_costs);
 
@@ -797,105 +800,75 @@ void Reader::HandleKeyLine(Key key, std::string_view line, std::string_view valu
   }
 }
 
-uint64_t Reader::ReadSubposition(const char** p, const char* end, uint64_t base) {
-  const char* tok = *p;
+void Reader::BadPosition(const char* tok, const char* end, uint64_t base) {
+  // Parsed again, slowly, to say what was wrong with it.
   char c = *tok;
   uint64_t value = 0;
-  if (c == '*') {
-    ++*p;
-    if (*p != end && !IsBlank(**p))
-      Expected("a position (number, +N, -N or *)", Quote(TokenAt(tok, end)));
-    return base;
-  }
-  if (c == '+' || c == '-') {
-    ++*p;
-    uint64_t diff = 0;
-    if (!ReadNumber(p, end, &diff))
-      Expected("a position (number, +N, -N or *)", Quote(TokenAt(tok, end)));
-    if (c == '+') {
-      value = base + diff;
-      if (value < base) Expected("a position below 2^64", Quote(TokenAt(tok, end)));
-      return value;
-    }
-    if (diff > base) {
-      Expected("a relative position that stays >= 0",
-               Quote(TokenAt(tok, end)) + " after " + std::to_string(base));
-    }
-    return base - diff;
-  }
-  if (!ReadNumber(p, end, &value))
+  const char* p = tok + (c == '+' || c == '-' ? 1 : 0);
+  if (c == '*' || !ReadNumber(&p, end, &value))
     Expected("a position (number, +N, -N or *)", Quote(TokenAt(tok, end)));
+  if (c == '+') Expected("a position below 2^64", Quote(TokenAt(tok, end)));
+  Expected("a relative position that stays >= 0",
+           Quote(TokenAt(tok, end)) + " after " + std::to_string(base));
+}
+
+void Reader::TooFewPositions(std::string_view what, int col) {
+  Expected(std::string(what) + " with " + std::to_string(positions_.count) + " position column" +
+               (positions_.count > 1 ? "s" : ""),
+           std::to_string(col));
+}
+
+void Reader::BadCost(const char* tok, const char* end, size_t i) {
+  size_t n = costs_.size();
+  if (i == n) {
+    Expected("at most " + std::to_string(n) + " cost" + (n > 1 ? "s" : "") + " (one per event)",
+             "another one, " + Quote(TokenAt(tok, end)));
+  }
+  Expected("a cost (a decimal or 0x hex number)", Quote(TokenAt(tok, end)));
+}
+
+[[gnu::always_inline]] inline uint64_t Reader::ReadSubposition(const char** p, const char* end,
+                                                               uint64_t base) {
+  const char* tok = *p;
+  const char sign = *tok;
+  uint64_t value = base;
+  if (sign == '*') {
+    ++*p;
+  } else {
+    const char* q = ScanNumber(tok + (sign == '+' || sign == '-' ? 1 : 0), end, &value);
+    if (q == nullptr) BadPosition(tok, end, base);
+    *p = q;
+    if (sign == '+' && __builtin_add_overflow(base, value, &value)) BadPosition(tok, end, base);
+    if (sign == '-') {
+      if (value > base) BadPosition(tok, end, base);
+      value = base - value;
+    }
+  }
+  if (*p != end && !IsBlank(**p)) BadPosition(tok, end, base);
   return value;
 }
 
-void Reader::ReadPositions(const char** p, const char* end, Position* pos, std::string_view what) {
+[[gnu::always_inline]] inline void Reader::ReadPositions(const char** p, const char* end,
+                                                         Position* pos, std::string_view what) {
   for (int col = 0; col < positions_.count; ++col) {
     SkipBlanks(p, end);
-    if (*p == end) {
-      Expected(std::string(what) + " with " + std::to_string(positions_.count) +
-                   " position column" + (positions_.count > 1 ? "s" : ""),
-               std::to_string(col));
-    }
+    if (*p == end) TooFewPositions(what, col);
     pos->values[col] = ReadSubposition(p, end, last_.values[col]);
   }
 }
 
-void Reader::ReadCosts(const char* p, const char* end) {
-  size_t n = costs_.size();
+[[gnu::always_inline]] inline void Reader::ReadCosts(const char* p, const char* end) {
+  const size_t n = costs_.size();
   size_t i = 0;
   for (;;) {
     SkipBlanks(&p, end);
     if (p == end) break;
-    const char* tok = p;
-    if (i == n) {
-      Expected("at most " + std::to_string(n) + " cost" + (n > 1 ? "s" : "") + " (one per event)",
-               "another one, " + Quote(TokenAt(tok, end)));
-    }
-    if (!ReadNumber(&p, end, &costs_[i])) {
-      Expected("a cost (a decimal or 0x hex number)", Quote(TokenAt(tok, end)));
-    }
-    ++i;
-  }
-  for (; i < n; ++i) costs_[i] = 0;
-}
-
-bool Reader::ReadCostLineFast(const char* p, const char* end, Position* pos) {
-  // A cost line is most of a profile: one loop over its tokens, no call per number.
-  for (int col = 0; col < positions_.count; ++col) {
-    while (p != end && IsBlank(*p)) ++p;
-    if (p == end) return false;
-    const char sign = *p;
-    const uint64_t base = last_.values[col];
-    uint64_t value = base;
-    if (sign == '*') {
-      ++p;
-    } else {
-      if (sign == '+' || sign == '-') ++p;
-      const char* q = ScanNumber(p, end, &value);
-      if (q == nullptr) return false;
-      p = q;
-      if (sign == '+' && __builtin_add_overflow(base, value, &value)) return false;
-      if (sign == '-') {
-        if (value > base) return false;
-        value = base - value;
-      }
-    }
-    if (p != end && !IsBlank(*p)) return false;
-    pos->values[col] = value;
-  }
-  const size_t n = costs_.size();
-  size_t i = 0;
-  for (;;) {
-    while (p != end && IsBlank(*p)) ++p;
-    if (p == end) break;
-    if (i == n) return false;
-    const char* q = ScanNumber(p, end, &costs_[i]);
-    if (q == nullptr || (q != end && !IsBlank(*q))) return false;
+    const char* q = i == n ? nullptr : ScanNumber(p, end, &costs_[i]);
+    if (q == nullptr || (q != end && !IsBlank(*q))) BadCost(p, end, i);
     p = q;
     ++i;
   }
   for (; i < n; ++i) costs_[i] = 0;
-  return true;
 }
 
 void Reader::HandleCost(std::string_view line) {
@@ -905,10 +878,8 @@ void Reader::HandleCost(std::string_view line) {
   const char* end = p + line.size();
   CostRecord record;
   record.raw_base = last_;
-  if (!ReadCostLineFast(p, end, &record.position)) {
-    ReadPositions(&p, end, &record.position, "a cost line");
-    ReadCosts(p, end);
-  }
+  ReadPositions(&p, end, &record.position, "a cost line");
+  ReadCosts(p, end);
   size_t event = 0;
   bool inclusive = false;
   if (!totals_.AddCost(costs_, &event, &inclusive)) {
@@ -943,13 +914,12 @@ void Reader::ReadFollowingLine(std::string_view after, Position* pos, bool with_
   SkipBlanks(&p, end);
   char c = *p;
   if (!IsDigit(c) && c != '+' && c != '-' && c != '*') Expected(what, Quote(line));
-  if (!with_costs) {
-    ReadPositions(&p, end, pos, what);
+  ReadPositions(&p, end, pos, what);
+  if (with_costs) {
+    ReadCosts(p, end);
+  } else {
     SkipBlanks(&p, end);
     if (p != end) Expected("only a position on the line after " + std::string(after), Quote(line));
-  } else if (!ReadCostLineFast(p, end, pos)) {
-    ReadPositions(&p, end, pos, what);
-    ReadCosts(p, end);
   }
   last_ = *pos;
 }
