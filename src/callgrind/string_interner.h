@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "cg_inject/profile.h"
 #include "util/arena.h"
 #include "util/flat_hash_map.h"
+#include "util/text_hash.h"
 
 namespace cg_inject {
 
@@ -54,7 +54,7 @@ class StringInterner {
   static Name NameOf(const char* record) { return Name{Field(record), View(record)}; }
   // Table keys are records; lookups pass the caller's view.
   struct Hash {
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    size_t operator()(std::string_view s) const { return TextHash{}(s); }
     size_t operator()(const char* record) const { return (*this)(View(record)); }
   };
   struct Equal {

@@ -11,6 +11,7 @@
 #include "util/arena.h"
 #include "util/chunked_vector.h"
 #include "util/flat_hash_map.h"
+#include "util/text_hash.h"
 
 namespace cg_inject {
 
@@ -44,7 +45,7 @@ class NameTable {
   static std::string_view TextAt(const NameTable& t, uint32_t id) { return t.Text(id); }
   ChunkedVector<const char*> text_data_;
   ChunkedVector<uint32_t> text_sizes_;
-  KeyIndex<std::string_view, std::hash<std::string_view>, NameTable, TextAt> ids_{this};
+  KeyIndex<std::string_view, TextHash, NameTable, TextAt> ids_{this};
   ChunkedVector<uint32_t> upstream_;                 // upstream id -> our id (0 = not seen yet)
   FlatHashMap<uint32_t, uint32_t> upstream_sparse_;  // for very large upstream ids
 };
