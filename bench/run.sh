@@ -24,7 +24,7 @@ for tool in zstd awk callgrind_annotate /usr/bin/time; do
 done
 [[ -d $build ]] || meson setup "$build" "$repo" >/dev/null
 # Name the targets: a bare compile would also build the e2e suite's Valgrind.
-meson compile -C "$build" cg-inject bench/gen_profile >/dev/null
+meson compile -C "$build" cg-inject bench/gen_profile bench/parse_floor >/dev/null
 cg_inject=$build/cg-inject
 
 # Generates SIZE into $work/SIZE-sSEED once; prints the directory.
@@ -94,6 +94,8 @@ echo "|---|---:|---:|---:|---:|---:|---:|"
 measure "cat" "$bytes" cat "$in"
 measure "zstd -d" "$bytes" zstd -d -q -c "$in.zst"
 measure "awk rename of fn= lines" "$bytes" awk '/^c?fn=/ { sub(/ 0x/, " jit_0x") } { print }' "$in"
+measure "parse floor: split lines, parse every number, copy" "$bytes" \
+  "$build/bench/parse_floor" "$in"
 measure "cg-inject, no sources" "$bytes" "$cg_inject" -q --no-discover -i "$in" -o -
 measure "cg-inject --perf-map" "$bytes" "$cg_inject" -q --no-discover -i "$in" --perf-map "$map" -o -
 measure "cg-inject --jitdump" "$bytes" "$cg_inject" -q --no-discover -i "$in" --jitdump "$dump" -o -
