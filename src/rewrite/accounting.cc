@@ -90,13 +90,6 @@ void CostAccounting::AddTotals(std::span<const uint64_t> costs) {
   for (size_t i = 0; i < n; ++i) Add(&totals_[i], costs[i]);
 }
 
-std::vector<FunctionKey> CostAccounting::MissingTargets() const {
-  std::vector<FunctionKey> missing;
-  for (const auto& [key, entry] : functions_)
-    if (!entry.defined) missing.push_back(key);
-  return missing;
-}
-
 std::vector<uint64_t> CostAccounting::Inclusive(const FunctionKey& key) const {
   std::vector<uint64_t> sum(events_, 0);
   const Entry* entry = Find(key);

@@ -86,8 +86,6 @@ class CostAccounting {
   const std::vector<uint64_t>& totals() const { return totals_; }
   /// Every function with an entry, in the order of their first sight.
   const ChunkedVector<FunctionEntry>& functions() const { return functions_; }
-  /// Targets of calls= lines that have no fn= block.
-  std::vector<FunctionKey> MissingTargets() const;
   /// self + calls of `key`, or all zero when unknown.
   std::vector<uint64_t> Inclusive(const FunctionKey& key) const;
   /// The self cost of a function of functions() (all zero when it is not summed).
