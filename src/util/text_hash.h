@@ -1,8 +1,8 @@
 // The hash of name texts for the name tables of the reader, the injector and the writer. Each
 // new name is hashed once on sight and again each time its table doubles; std::hash (libstdc++'s
-// byte-at-a-time murmur) was 6% of a run's instructions (callgrind, 10 MB profile with a perf
-// map), for names of 40-120 bytes. This one reads 16 bytes per step and folds each pair of words
-// with one 64x64->128-bit multiply.
+// out-of-line Murmur, 8 bytes per step) was 6% of a run's instructions (callgrind, 10 MB profile
+// with a perf map), for names of 40-120 bytes. This one is inlined, reads 16 bytes per step and
+// folds each pair of words with one 64x64->128-bit multiply.
 #pragma once
 
 #include <cstddef>
