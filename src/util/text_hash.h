@@ -37,7 +37,8 @@ inline constexpr uint64_t kK2 = 0x8ebc6af09c88c6e3ull;
 
 }  // namespace text_hash_internal
 
-/// A 64-bit hash of `text`, for hash tables (not stable across versions, not for storage).
+/// A 64-bit hash of `text`, for hash tables: not stable across versions (not for storage), and,
+/// like std::hash, not built to resist texts crafted to collide.
 inline uint64_t HashText(std::string_view text) {
   using namespace text_hash_internal;
   const char* p = text.data();
