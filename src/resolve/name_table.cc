@@ -20,8 +20,7 @@ void NameTable::Push(std::string_view text) {
   // Profile lines are at most 64 MB (line_reader.h); a symbol source's name could only pass
   // 4 GB in a file of that size.
   if (text.size() > UINT32_MAX) throw std::length_error("a name longer than 4 GB");
-  text_data_.push_back(text.data());
-  text_sizes_.push_back(static_cast<uint32_t>(text.size()));
+  texts_.push_back(StoredText{text.data(), static_cast<uint32_t>(text.size())});
 }
 
 Name NameTable::Add(std::string_view stored) {
