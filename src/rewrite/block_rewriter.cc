@@ -189,8 +189,12 @@ void Injector::Impl::ResolveBlock() {
     scratch_addrs_.erase(std::unique(scratch_addrs_.begin(), scratch_addrs_.end()),
                          scratch_addrs_.end());
   }
-  block_.version = chooser_.ChooseForBlock(f.entry, scratch_addrs_, part_number_);
-  if (!block_.version) block_.version = index_.Lookup(f.entry);
+  if (block_.in_order && f.resolved) {
+    block_.version = f.version;  // the lone version, which ChooseForBlock would return again
+  } else {
+    block_.version = chooser_.ChooseForBlock(f.entry, scratch_addrs_, part_number_);
+    if (!block_.version) block_.version = index_.Lookup(f.entry);
+  }
   block_.identity = Identity(block_.version, f.suffix);
   block_.base_identity = f.suffix ? Identity(block_.version, 0) : block_.identity;
   // A block kept in order was entered where one version lived: nothing to split.

@@ -175,6 +175,7 @@ int Injector::Impl::InFunctionFor(const FunctionKey& key) {
   if (index_.Lookup(jit.addr) && !IsObjectCode(jit.addr)) {
     f.jit = true;
     f.entry = jit.addr;
+    f.lone_entry = index_.LookupAll(jit.addr).size() == 1;
     f.suffix = jit.suffix.empty() ? 0 : names_.Intern(jit.suffix).id;
     ++stats_.jit_blocks_resolved;
   }
@@ -230,7 +231,7 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   pool_.Reset(events_);
   if (In(block_.function).jit) {
     mode_ = Mode::kJit;
-    block_.in_order = instr_col_ >= 0 && index_.LookupAll(In(block_.function).entry).size() == 1;
+    block_.in_order = instr_col_ >= 0 && In(block_.function).lone_entry;
     return;
   }
   block_.in_order = false;

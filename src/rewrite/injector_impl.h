@@ -65,6 +65,10 @@ struct InFunction {
   bool unnamed = false;  // JIT-looking: `???` object, address name (covered or not)
   bool jit = false;      // JIT-looking and covered: every record is attributed
   bool resolved = false;
+  // Only one version of the index covers `entry` (no reused code there): its blocks are kept in
+  // order (CurrentBlock::in_order) and all enter the version its first block resolved to. Asked
+  // once per function: per block it was two interval-tree queries and vectors.
+  bool lone_entry = false;
 };
 static_assert(sizeof(InFunction) <= 40);
 
