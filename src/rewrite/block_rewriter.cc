@@ -443,20 +443,10 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   }
   uint64_t target_addr = 0;
   uint32_t suffix = 0;
-  // A target with a block of its own was parsed then: IsJitTarget's answer, without parsing its
-  // name again, is that entry's (an entry's code can only turn out to be an object's later).
   const bool unnamed = IsUnknownObject(names_.Text(key.target.object));
   const uint32_t* found = unnamed ? in_index_.find(key.target) : nullptr;
-  const InFunction* target = found ? &in_functions_[size_t(*found)] : nullptr;
-  bool jit_target = false;
-  if (target) {
-    jit_target = target->jit && !IsObjectCode(target->entry);
-    target_addr = target->entry;
-    suffix = target->suffix;
-  } else if (unnamed) {
-    jit_target = IsJitTarget(key.target, &target_addr, &suffix);
-  }
-  if (!jit_target) {
+  const InFunction* target = found ? &in_functions_[size_t(*found)] : nullptr;  // had a block
+  if (!unnamed || !IsJitTarget(key.target, &target_addr, &suffix)) {
     out_key.target = key.target;
     out_key.target_pos = ConvertPlain(key.target_pos);
     Output(owner).agg.AddCall(&pool_, out_key, value.count, copy);

@@ -306,6 +306,15 @@ bool Injector::Impl::IsJitAddress(uint32_t object, uint64_t addr) const {
 
 bool Injector::Impl::IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix) {
   if (!IsUnknownObject(names_.Text(key.object))) return false;
+  // A target with a block of its own in this part was parsed then: the answer is that entry's,
+  // without parsing the name and querying the index again. Only IsObjectCode can change since
+  // (it only turns true: the objects' code seen grows).
+  if (const uint32_t* known = in_index_.find(key)) {
+    const InFunction& f = in_functions_[*known];
+    *addr = f.entry;
+    *suffix = f.suffix;
+    return f.jit && !IsObjectCode(f.entry);
+  }
   JitName jit;
   if (!ParseJitFunctionName(names_.Text(key.function), &jit)) return false;
   if (!index_.Lookup(jit.addr) || IsObjectCode(jit.addr)) return false;
