@@ -156,33 +156,49 @@ TEST(CallgrindWriterTest, FunctionIdsAreBoundToObjectAndFile) {
             "cob=(2)\ncfi=(4)\ncfn=(4)\ncalls=1 4\n* 4\n");
 }
 
+/// Feeds `writer` records directly (no reader): parts with one event, Ir, and functions of one
+/// cost line each, named by the caller's Names (ids and views as a producer would give them).
+class OneEventParts {
+ public:
+  explicit OneEventParts(CallgrindWriter* writer) : writer_(writer) {
+    record_.costs = cost_;
+    layout_.events = events_;
+  }
+  void Begin(int part) {
+    writer_->OnPartBegin(part);
+    writer_->OnHeader("events", "Ir");
+    writer_->OnLayout(layout_);
+  }
+  void Function(Name object, Name file, Name function) {
+    writer_->OnFunction(FunctionContext{object, file, function});
+    writer_->OnCost(record_);
+  }
+  void End() { writer_->OnPartEnd(); }
+
+ private:
+  CallgrindWriter* writer_;
+  std::string_view events_[1] = {"Ir"};
+  uint64_t cost_[1] = {1};
+  CostRecord record_;
+  PartLayout layout_;
+};
+
 // The writer keys its tables by its own copy of each text; a record's Name::id and view only
 // speed the lookup. Two producers (the reader and the injector's name table) number names
 // independently, so one id may stand for two texts and one text have two ids and two copies.
 TEST(CallgrindWriterTest, FunctionIdsFollowTextsNotProducerIds) {
   StringSink out;
   CallgrindWriter writer(&out, {.copy_input = false});
-  std::string_view events[] = {"Ir"};
-  uint64_t cost[] = {1};
-  CostRecord record;
-  record.costs = cost;
-  PartLayout layout;
-  layout.events = events;
+  OneEventParts parts(&writer);
   std::string other_f = "f", other_lib = "a.so";  // the same texts, stored elsewhere
-  auto function = [&](Name object, Name file, Name fn) {
-    writer.OnFunction(FunctionContext{object, file, fn});
-    writer.OnCost(record);
-  };
   for (int part = 0; part < 2; ++part) {
-    writer.OnPartBegin(part);
-    writer.OnHeader("events", "Ir");
-    writer.OnLayout(layout);
-    function(Name{1, "a.so"}, Name{2, "a.c"}, Name{3, "f"});
-    function(Name{1, "a.so"}, Name{2, "a.c"}, Name{3, "g"});         // id 3 is another text
-    function(Name{9, other_lib}, Name{2, "a.c"}, Name{8, other_f});  // f again
-    function(Name{1, "a.so"}, Name{4, "b.c"}, Name{3, "f"});         // f of another file
-    function(Name{5, "b.so"}, Name{4, "b.c"}, Name{3, "f"});         // and of another object
-    writer.OnPartEnd();
+    parts.Begin(part);
+    parts.Function(Name{1, "a.so"}, Name{2, "a.c"}, Name{3, "f"});
+    parts.Function(Name{1, "a.so"}, Name{2, "a.c"}, Name{3, "g"});         // id 3: another text
+    parts.Function(Name{9, other_lib}, Name{2, "a.c"}, Name{8, other_f});  // f again
+    parts.Function(Name{1, "a.so"}, Name{4, "b.c"}, Name{3, "f"});         // f of another file
+    parts.Function(Name{5, "b.so"}, Name{4, "b.c"}, Name{3, "f"});         // and of another object
+    parts.End();
   }
   std::string part =
       "ob=(1) a.so\nfl=(1) a.c\nfn=(1) f\n0 1\n\nfn=(2) g\n0 1\n\nfn=(1)\n0 1\n"
@@ -198,19 +214,10 @@ TEST(CallgrindWriterTest, LineBreaksInNamesAreEscaped) {
   for (bool compress : {true, false}) {
     StringSink out;
     CallgrindWriter writer(&out, {.compress_names = compress, .copy_input = false});
-    std::string_view events[] = {"Ir"};
-    uint64_t cost[] = {1};
-    CostRecord record;
-    record.costs = cost;
-    PartLayout layout;
-    layout.events = events;
-    writer.OnPartBegin(0);
-    writer.OnHeader("events", "Ir");
-    writer.OnLayout(layout);
-    writer.OnFunction(
-        FunctionContext{Name{1, "jit"}, Name{2, "a\nb.js"}, Name{3, "f\r\nof\nthree\r"}});
-    writer.OnCost(record);
-    writer.OnPartEnd();
+    OneEventParts parts(&writer);
+    parts.Begin(0);
+    parts.Function(Name{1, "jit"}, Name{2, "a\nb.js"}, Name{3, "f\r\nof\nthree\r"});
+    parts.End();
     const std::string& text = out.data();
     SCOPED_TRACE(text);
     EXPECT_NE(text.find("a\\nb.js\n"), std::string::npos);
