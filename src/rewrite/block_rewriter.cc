@@ -443,15 +443,14 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   }
   uint64_t target_addr = 0;
   uint32_t suffix = 0;
-  const bool unnamed = IsUnknownObject(names_.Text(key.target.object));
-  const uint32_t* found = unnamed ? in_index_.find(key.target) : nullptr;
-  const InFunction* target = found ? &in_functions_[size_t(*found)] : nullptr;  // had a block
-  if (!unnamed || !IsJitTarget(key.target, &target_addr, &suffix)) {
+  const uint32_t* found = nullptr;  // the target's InFunction, when it has had a block
+  if (!IsJitTarget(key.target, &target_addr, &suffix, &found)) {
     out_key.target = key.target;
     out_key.target_pos = ConvertPlain(key.target_pos);
     Output(owner).agg.AddCall(&pool_, out_key, value.count, copy);
     return;
   }
+  const InFunction* target = found ? &in_functions_[size_t(*found)] : nullptr;
   if (target && target->jit && target->resolved) {
     AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, target->version,
               target->identity, SplitOf(*found), target_addr);

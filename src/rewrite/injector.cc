@@ -304,13 +304,15 @@ bool Injector::Impl::IsJitAddress(uint32_t object, uint64_t addr) const {
   return index_.Lookup(addr) != nullptr && !IsObjectCode(addr);
 }
 
-bool Injector::Impl::IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix) {
+bool Injector::Impl::IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix,
+                                 const uint32_t** known) {
   if (!IsUnknownObject(names_.Text(key.object))) return false;
   // A target with a block of its own in this part was parsed then: the answer is that entry's,
   // without parsing the name and querying the index again. Only IsObjectCode can change since
   // (it only turns true: the objects' code seen grows).
-  if (const uint32_t* known = in_index_.find(key)) {
-    const InFunction& f = in_functions_[*known];
+  if (const uint32_t* index = in_index_.find(key)) {
+    if (known != nullptr) *known = index;
+    const InFunction& f = in_functions_[*index];
     *addr = f.entry;
     *suffix = f.suffix;
     return f.jit && !IsObjectCode(f.entry);

@@ -157,7 +157,10 @@ class Injector::Impl {
   /// `*owner` to the object's function when a block of it has a cost line there.
   bool IsObjectCode(uint64_t addr, const FunctionKey** owner = nullptr) const;
   void NoteObject(uint32_t object);
-  bool IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix);
+  /// Whether `key` names covered JIT code (its entry and recursion suffix then in *addr and
+  /// *suffix); `*known`, when asked for, is set to its in_index_ entry when it has had a block.
+  bool IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix,
+                   const uint32_t** known = nullptr);
   Position ConvertPlain(const Position& in) const;
   Position Convert(const Position& in, uint32_t line) const;
 
