@@ -11,111 +11,8 @@
 
 namespace cg_inject {
 
-namespace {
-// The file a version's function is in: its own, else its line table's first, else `???`.
-std::string_view FileText(const CodeVersion& version) {
-  if (!version.source_file().empty()) return version.source_file();
-  if (!version.lines().empty() && version.lines()[0].file_index < version.files().size())
-    return version.files()[version.lines()[0].file_index];
-  return "???";
-}
-}  // namespace
-
-uint32_t Injector::Impl::FileId(std::string_view file) {
-  // A cache by the text's address (the index interns its texts, and they never move) spares
-  // hashing and comparing the name for each record (2% of a map run).
-  uint64_t address = reinterpret_cast<uintptr_t>(file.data());
-  FileIdCache& slot = file_ids_[(address * 0x9E3779B97F4A7C15ull) >> (64 - kFileIdBits)];
-  if (slot.data == file.data() && slot.size == file.size() && slot.id != 0) return slot.id;
-  uint32_t id = names_.Intern(file).id;
-  if (file.size() <= UINT32_MAX) slot = FileIdCache{file.data(), uint32_t(file.size()), id};
-  return id;
-}
-
-uint32_t Injector::Impl::FileOf(const CodeVersion& version) { return FileId(FileText(version)); }
-
-void Injector::Impl::LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line,
-                            uint32_t* file) {
-  // Asked for every record, mostly of the version asked last: its tables are fetched once.
-  LineOfCache& c = line_of_;
-  if (&version != c.version) {
-    c.version = &version;
-    c.lines = version.lines();
-    c.files = version.files();
-    c.line = version.source_line();
-    c.file = FileOf(version);
-  }
-  if (!c.lines.empty() && version.Contains(addr)) {
-    const LineEntry* e = CodeVersion::RowAt(c.lines, addr);
-    if (e && e->file_index < c.files.size()) {
-      *line = e->line_no;
-      *file = FileId(c.files[e->file_index]);
-      return;
-    }
-  }
-  *line = c.line;
-  *file = c.file;
-}
-
-DefinitionSite Injector::Impl::SiteOf(const CodeVersion& version) const {
-  // Views into the index and options_ only: this runs for every version of every source, and
-  // interning each name would cost gigabytes for a 10-million-line perf map.
-  const SymbolSourceInfo* source =
-      version.source() < index_.sources().size() ? &index_.sources()[version.source()] : nullptr;
-  std::string_view object = source && !source->object_name.empty() ? source->object_name
-                            : source                               ? source->path
-                                                                   : std::string_view("jit");
-  // The caller may give each version an object of its own (ELF images of the JIT code).
-  if (size_t v = version.load_order();
-      v < options_.version_objects.size() && !options_.version_objects[v].empty())
-    object = options_.version_objects[v];
-  std::string_view file = FileText(version);
-  // Empty for a nameless version, which Identity names `jit@ADDR`, unique per address.
-  std::string_view function = version.display_name();
-  // The name's own position when it has one: a line table may start on another line for each
-  // tier of one definition.
-  uint32_t line =
-      version.definition_line() != 0 ? version.definition_line() : version.source_line();
-  return {object, file, function, line, version.definition_column()};
-}
-
-int Injector::Impl::Identity(const CodeVersion* version, uint32_t suffix) {
-  // Most versions are entered without a recursion suffix: those by a dense table (a map entry
-  // per version was 17 MB at 500K JIT functions), the rest by a map. Both hold out index + 1.
-  uint32_t order = version->load_order();
-  uint32_t* cached = nullptr;
-  if (suffix == 0) {
-    if (order >= identity_by_version_.size()) identity_by_version_.resize(size_t{order} + 1);
-    cached = &identity_by_version_[order];
-  } else {
-    cached = &identity_cache_[(uint64_t{order} << 32) | suffix];
-  }
-  if (*cached != 0) return int(*cached - 1);
-  DefinitionSite site = SiteOf(*version);
-  // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
-  std::string function = site.name.empty() ? "jit@" + std::to_string(version->start())
-                                           : definition_names_.NameOf(site);
-  if (suffix) function += names_.Text(suffix);
-  FunctionKey key{names_.Intern(site.object).id, names_.Intern(site.file).id,
-                  names_.Intern(function).id};
-  // Neither table grew since `cached` was taken: OutFunctionFor and the name table touch neither.
-  int out = OutFunctionFor(key, /*jit=*/true);
-  *cached = uint32_t(out) + 1;
-  return out;
-}
-
-int Injector::Impl::OutFunctionFor(const FunctionKey& key, bool jit) {
-  auto [index, inserted] = out_index_.insert(key, uint32_t(out_.size()));
-  if (inserted) {
-    OutFunction& f = out_.emplace_back();
-    f.key = key;
-    f.jit = jit;
-  }
-  return int(index);
-}
-
 BlockOutput& Injector::Impl::Output(int function) {
-  OutFunction& f = out_[size_t(function)];
+  OutFunction& f = out_[function];
   if (f.slot < 0) {
     f.slot = int(slots_used_++);
     if (slots_.size() < slots_used_) slots_.emplace_back();
@@ -153,7 +50,7 @@ void Injector::Impl::ResolveBlock() {
   InFunction& f = In(block_.function);
   block_.split.clear();
   block_.version = nullptr;
-  if (f.jit && IsObjectCode(f.entry)) {
+  if (f.jit && objects_.IsObjectCode(f.entry)) {
     // Its entry turned out to be a real object's code: a source never renames it.
     f.jit = false;
     --stats_.jit_blocks_resolved;
@@ -177,16 +74,17 @@ void Injector::Impl::ResolveBlock() {
     }
   }
   if (!f.jit) {
-    block_.identity = block_.base_identity = OutFunctionFor(f.key, /*jit=*/false);
+    block_.identity = block_.base_identity = out_.For(f.key, /*jit=*/false);
     return;
   }
   scratch_addrs_.clear();
   // A block kept in order has one candidate version, which ChooseForBlock returns whatever the
   // addresses.
-  if (instr_col_ >= 0 && !block_.in_order) {
-    size_t c = size_t(instr_col_);
-    for (const auto& [key, offset] : block_.agg.costs) scratch_addrs_.push_back(key.pos.values[c]);
-    for (const auto& [key, value] : block_.agg.calls) scratch_addrs_.push_back(key.site.values[c]);
+  if (columns_.has_instr() && !block_.in_order) {
+    for (const auto& [key, offset] : block_.agg.costs)
+      scratch_addrs_.push_back(columns_.Instr(key.pos));
+    for (const auto& [key, value] : block_.agg.calls)
+      scratch_addrs_.push_back(columns_.Instr(key.site));
     std::sort(scratch_addrs_.begin(), scratch_addrs_.end());
     scratch_addrs_.erase(std::unique(scratch_addrs_.begin(), scratch_addrs_.end()),
                          scratch_addrs_.end());
@@ -197,23 +95,22 @@ void Injector::Impl::ResolveBlock() {
     block_.version = chooser_.ChooseForBlock(f.entry, scratch_addrs_, part_number_);
     if (!block_.version) block_.version = index_.Lookup(f.entry);
   }
-  block_.identity = Identity(block_.version, f.suffix);
-  block_.base_identity = f.suffix ? Identity(block_.version, 0) : block_.identity;
+  block_.identity = out_.Identity(block_.version, f.suffix);
+  block_.base_identity = f.suffix ? out_.Identity(block_.version, 0) : block_.identity;
   // A block kept in order was entered where one version lived: nothing to split.
-  if (instr_col_ >= 0 && !block_.in_order) {
+  if (columns_.has_instr() && !block_.in_order) {
     std::vector<const CodeVersion*> candidates = index_.LookupAll(f.entry);
     if (candidates.size() >= 2) {
-      size_t c = size_t(instr_col_);
       std::vector<BlockLine> lines;
       for (const auto& [key, offset] : block_.agg.costs)
-        lines.push_back({key.pos.values[c], pool_.Get(offset), false});
+        lines.push_back({columns_.Instr(key.pos), pool_.Get(offset), false});
       for (const auto& [key, value] : block_.agg.calls)
-        lines.push_back({key.site.values[c], pool_.Get(value.inclusive), true});
+        lines.push_back({columns_.Instr(key.site), pool_.Get(value.inclusive), true});
       block_.split = FindReuseSplit(candidates, lines, events_, Fits());
       if (!block_.split.empty()) {
         ++stats_.reused_blocks_split;
         for (const CodeVersion* v : block_.split.versions)
-          block_.split.identities.push_back(Identity(v, f.suffix));
+          block_.split.identities.push_back(out_.Identity(v, f.suffix));
       }
     }
   }
@@ -223,7 +120,7 @@ void Injector::Impl::ResolveBlock() {
     g.resolved = true;
     g.version = block_.version;
     g.identity = block_.identity;
-    if (!block_.split.empty()) splits_[block_.function] = block_.split;
+    if (!block_.split.empty()) in_.SetSplit(block_.function, block_.split);
   }
 }
 
@@ -231,11 +128,6 @@ FitsFn Injector::Impl::Fits() {
   return [this](const CodeVersion& version, uint64_t addr) {
     return chooser_.FitsBoundary(version, addr);
   };
-}
-
-const ReuseSplit* Injector::Impl::SplitOf(int in_function) const {
-  auto it = splits_.find(in_function);
-  return it == splits_.end() ? nullptr : &it->second;
 }
 
 bool Injector::Impl::IsOwn(int owner) const {
@@ -246,18 +138,18 @@ bool Injector::Impl::IsOwn(int owner) const {
 int Injector::Impl::Owner(uint64_t addr, const CodeVersion** version) {
   const InFunction& block = In(block_.function);
   *version = block_.version;
-  if (instr_col_ < 0) return block_.identity;
+  if (!columns_.has_instr()) return block_.identity;
   if (block.jit) {
     const FunctionKey* object_owner = nullptr;
-    if (IsObjectCode(addr, &object_owner)) {
+    if (objects_.IsObjectCode(addr, &object_owner)) {
       // The ELF symbol that contains the address owns it. The function that had a cost line
       // there is only a fallback for objects without symbols: Callgrind charges tail jumps
       // inside native code to the jumping function (Node's builtins show it).
-      if (const FunctionKey* symbol_owner = SymbolOwner(addr)) object_owner = symbol_owner;
+      if (const FunctionKey* symbol_owner = objects_.SymbolOwner(addr)) object_owner = symbol_owner;
       if (!object_owner) return block_.identity;
       *version = nullptr;
-      int owner = OutFunctionFor(*object_owner, /*jit=*/false);
-      out_[size_t(owner)].moved_in = true;
+      int owner = out_.For(*object_owner, /*jit=*/false);
+      out_[owner].moved_in = true;
       ++stats_.object_code_lines;
       return owner;
     }
@@ -266,7 +158,7 @@ int Injector::Impl::Owner(uint64_t addr, const CodeVersion** version) {
         (!index_.Overlapped(*block_.version) || chooser_.FitsBoundary(*block_.version, addr))) {
       // Most lines: the block's own version, which Choose prefers where it fits and returns
       // wherever no other version lives (no instruction boundaries to decode then), so its own
-      // function (Identity(version, 0) is the block's base identity).
+      // function (out_.Identity(version, 0) is the block's base identity).
       *version = block_.version;
       return block_.identity;
     }
@@ -279,30 +171,30 @@ int Injector::Impl::Owner(uint64_t addr, const CodeVersion** version) {
     const CodeVersion* v = chooser_.Choose(addr, block_.version, part_number_);
     if (!v) return block_.identity;  // not covered: stays with the block's function
     *version = v;
-    int base = Identity(v, 0);
+    int base = out_.Identity(v, 0);
     return base == block_.base_identity ? block_.identity : base;
   }
-  if (!IsJitAddress(block.key.object, addr)) return block_.identity;
+  if (!objects_.IsJitAddress(block.key.object, addr)) return block_.identity;
   const CodeVersion* v = chooser_.Choose(addr, nullptr, part_number_);
   if (!v) return block_.identity;
   *version = v;
-  return Identity(v, 0);
+  return out_.Identity(v, 0);
 }
 
 uint64_t Injector::Impl::AddrOf(const Position& pos) const {
-  return instr_col_ >= 0 ? pos.values[size_t(instr_col_)] : In(block_.function).entry;
+  return columns_.has_instr() ? columns_.Instr(pos) : In(block_.function).entry;
 }
 
 void Injector::Impl::Place(const Position& pos, uint32_t in_file, const CodeVersion* version,
                            Position* out_pos, uint32_t* out_file) {
   if (!version) {
-    *out_pos = ConvertPlain(pos);
+    *out_pos = columns_.Plain(pos);
     *out_file = in_file;
     return;
   }
   uint32_t line = 0;
-  LineOf(*version, AddrOf(pos), &line, out_file);
-  *out_pos = Convert(pos, line);
+  lines_.LineOf(*version, AddrOf(pos), &line, out_file);
+  *out_pos = columns_.WithLine(pos, line);
 }
 
 int Injector::Impl::BaseOf(int owner) const {
@@ -320,20 +212,21 @@ void Injector::Impl::RewriteJumps() {
     int owner = Owner(AddrOf(key.site), &site_version);
     JumpKey out_key = key;
     Place(key.site, key.site_file, site_version, &out_key.site, &out_key.site_file);
-    out_key.target = ConvertPlain(key.target);
-    if (instr_col_ >= 0) {
-      uint64_t target_addr = key.target.values[size_t(instr_col_)];
+    out_key.target = columns_.Plain(key.target);
+    if (columns_.has_instr()) {
+      uint64_t target_addr = columns_.Instr(key.target);
       const CodeVersion* tv = nullptr;
-      if ((jit && !IsObjectCode(target_addr)) || IsJitAddress(block_key.object, target_addr))
+      if ((jit && !objects_.IsObjectCode(target_addr)) ||
+          objects_.IsJitAddress(block_key.object, target_addr))
         tv = chooser_.Choose(target_addr, jit ? block_.version : nullptr, part_number_);
       if (tv) {
-        int target_base = Identity(tv, 0);
+        int target_base = out_.Identity(tv, 0);
         int target = target_base == BaseOf(owner) ? owner : target_base;
         uint32_t line = 0, file = 0;
-        LineOf(*tv, target_addr, &line, &file);
-        out_key.target = Convert(key.target, line);
+        lines_.LineOf(*tv, target_addr, &line, &file);
+        out_key.target = columns_.WithLine(key.target, line);
         out_key.target_file = file;
-        out_key.target_function = out_[size_t(target)].key.function;
+        out_key.target_function = out_[target].key.function;
         if (IsOwn(owner) && target_base != block_.base_identity) {
           SynthEdge& e = Edge(block_.identity, target_base);
           e.jump_count += value.followed;
@@ -348,10 +241,10 @@ void Injector::Impl::RewriteJumps() {
       uint64_t target_addr = 0;
       uint32_t suffix = 0;
       FunctionKey tk{block_key.object, key.target_file, key.target_function};
-      if (IsJitTarget(tk, &target_addr, &suffix)) {
+      if (in_.IsJitTarget(tk, &target_addr, &suffix)) {
         const CodeVersion* tv = chooser_.Choose(target_addr, nullptr, part_number_);
         if (tv) {
-          const OutFunction& t = out_[size_t(Identity(tv, suffix))];
+          const OutFunction& t = out_[out_.Identity(tv, suffix)];
           out_key.target_file = t.key.file;
           out_key.target_function = t.key.function;
         }
@@ -406,7 +299,7 @@ void Injector::Impl::RewriteCost(const Position& pos, uint32_t file, size_t offs
     Output(owner).agg.AddCost(&pool_, out_key, copy);
   }
   if (IsOwn(owner)) {
-    if (jit && owner == block_.identity && instr_col_ >= 0 &&
+    if (jit && owner == block_.identity && columns_.has_instr() &&
         (!block_.has_kept || PositionLess(block_.max_kept, out_key.pos))) {
       block_.has_kept = true;
       block_.max_kept = out_key.pos;
@@ -443,24 +336,24 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   }
   uint64_t target_addr = 0;
   uint32_t suffix = 0;
-  const uint32_t* found = nullptr;  // the target's InFunction, when it has had a block
-  if (!IsJitTarget(key.target, &target_addr, &suffix, &found)) {
+  int found = -1;  // the target's InFunction, when it has had a block
+  if (!in_.IsJitTarget(key.target, &target_addr, &suffix, &found)) {
     out_key.target = key.target;
-    out_key.target_pos = ConvertPlain(key.target_pos);
+    out_key.target_pos = columns_.Plain(key.target_pos);
     Output(owner).agg.AddCall(&pool_, out_key, value.count, copy);
     return;
   }
-  const InFunction* target = found ? &in_functions_[size_t(*found)] : nullptr;
+  const InFunction* target = found >= 0 ? &in_[found] : nullptr;
   if (target && target->jit && target->resolved) {
     AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, target->version,
-              target->identity, SplitOf(*found), target_addr);
+              target->identity, in_.SplitOf(found), target_addr);
     return;
   }
   // Most targets are code no other version overlaps: the only candidate, found without
   // collecting every version there (twice, with Choose).
   if (const CodeVersion* only = index_.Lookup(target_addr); only && !index_.Overlapped(*only)) {
     AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, only,
-              Identity(only, suffix), nullptr, target_addr);
+              out_.Identity(only, suffix), nullptr, target_addr);
     return;
   }
   if ((!target || target->jit) && index_.LookupAll(target_addr).size() >= 2) {
@@ -478,7 +371,7 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   }
   const CodeVersion* tv = chooser_.Choose(target_addr, nullptr, part_number_);
   if (!tv) tv = index_.Lookup(target_addr);
-  AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, tv, Identity(tv, suffix),
+  AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, tv, out_.Identity(tv, suffix),
             nullptr, target_addr);
 }
 
@@ -486,8 +379,7 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
                                std::span<const uint64_t> inclusive, uint32_t suffix,
                                const CodeVersion* version, int target, const ReuseSplit* split,
                                uint64_t target_addr) {
-  const size_t instr = instr_col_ >= 0 ? size_t(instr_col_) : 0;
-  uint64_t entered_at = instr_col_ >= 0 ? key.target_pos.values[instr] : target_addr;
+  uint64_t entered_at = columns_.has_instr() ? columns_.Instr(key.target_pos) : target_addr;
   ++stats_.calls_renamed;
   if (split) {
     // A call into a block that several reused versions share: split it among them.
@@ -502,17 +394,17 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
     }
     for (size_t k = 0; k < split->versions.size(); ++k) {
       uint32_t line = 0, file = 0;
-      LineOf(*split->versions[k], entered_at, &line, &file);
+      lines_.LineOf(*split->versions[k], entered_at, &line, &file);
       CallKey split_key = key;
-      split_key.target = out_[size_t(split->identities[k])].key;
-      split_key.target_pos = Convert(key.target_pos, line);
-      out_[size_t(split->identities[k])].called = true;
+      split_key.target = out_[split->identities[k]].key;
+      split_key.target_pos = columns_.WithLine(key.target_pos, line);
+      out_[split->identities[k]].called = true;
       Output(owner).agg.AddCall(&pool_, split_key, counts[k], shares[k],
-                                out_[size_t(split->identities[k])].jit);
+                                out_[split->identities[k]].jit);
     }
     return;
   }
-  int target_base = suffix ? Identity(version, 0) : target;
+  int target_base = suffix ? out_.Identity(version, 0) : target;
   if (target_base == owner_base && target == owner && entered_at != version->start()) {
     // A call between pieces of one function, not to its entry: an internal transfer. The
     // target piece's cost is already this function's own.
@@ -521,12 +413,12 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
     return;
   }
   uint32_t line = 0, file = 0;
-  LineOf(*version, entered_at, &line, &file);
+  lines_.LineOf(*version, entered_at, &line, &file);
   CallKey out_key = key;
-  out_key.target = out_[size_t(target)].key;
-  out_key.target_pos = Convert(key.target_pos, line);
-  out_[size_t(target)].called = true;
-  Output(owner).agg.AddCall(&pool_, out_key, count, inclusive, out_[size_t(target)].jit);
+  out_key.target = out_[target].key;
+  out_key.target_pos = columns_.WithLine(key.target_pos, line);
+  out_[target].called = true;
+  Output(owner).agg.AddCall(&pool_, out_key, count, inclusive, out_[target].jit);
 }
 
 void Injector::Impl::ResolvePending(const FunctionKey& target_key) {
@@ -534,11 +426,11 @@ void Injector::Impl::ResolvePending(const FunctionKey& target_key) {
   if (it == pending_calls_.end()) return;
   std::vector<PendingCall> calls = std::move(it->second);
   pending_calls_.erase(it);
-  int target = *in_index_.find(target_key);  // pending only for functions with a block
-  const InFunction& t = in_functions_[size_t(target)];
+  int target = in_.Find(target_key);  // pending only for functions with a block
+  const InFunction& t = in_[target];
   for (const PendingCall& p : calls) {
     AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, t.version,
-              t.identity, SplitOf(target), p.target_addr);
+              t.identity, in_.SplitOf(target), p.target_addr);
   }
   EmitOutputs();
 }
@@ -555,7 +447,7 @@ void Injector::Impl::FlushPending() {
       const CodeVersion* tv = chooser_.Choose(p.target_addr, nullptr, part_number_);
       if (!tv) tv = index_.Lookup(p.target_addr);
       AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, tv,
-                Identity(tv, p.target_suffix), nullptr, p.target_addr);
+                out_.Identity(tv, p.target_suffix), nullptr, p.target_addr);
     }
   }
   pending_calls_.clear();
@@ -591,25 +483,25 @@ void Injector::Impl::FinalizeEdges() {
         key.site_file = e.min_file;
       } else if (tv) {
         uint32_t line = 0;
-        if (instr_col_ >= 0) key.site.values[size_t(instr_col_)] = e.min_addr;
-        LineOf(*tv, e.min_addr, &line, &key.site_file);
-        if (out_line_col_ >= 0) key.site.values[size_t(out_line_col_)] = line;
+        columns_.SetInstr(&key.site, e.min_addr);
+        lines_.LineOf(*tv, e.min_addr, &line, &key.site_file);
+        columns_.SetLine(&key.site, line);
       }
-      key.target = out_[size_t(target)].key;
+      key.target = out_[target].key;
       if (plain) key.target_pos = e.min_pos;
       if (tv) {
         uint64_t entry = e.entry_seen || e.min_addr == UINT64_MAX ? tv->start() : e.min_addr;
         uint32_t line = 0, file = 0;
-        LineOf(*tv, entry, &line, &file);
-        if (instr_col_ >= 0) key.target_pos.values[size_t(instr_col_)] = entry;
-        if (out_line_col_ >= 0) key.target_pos.values[size_t(out_line_col_)] = line;
+        lines_.LineOf(*tv, entry, &line, &file);
+        columns_.SetInstr(&key.target_pos, entry);
+        columns_.SetLine(&key.target_pos, line);
       }
       std::span<const uint64_t> incl = pool_.Get(e.inclusive);
       scratch_costs_.assign(incl.begin(), incl.end());
       // Only the caller's slot changes here: `edges` is not touched while iterating it.
       slots_[s].agg.AddCall(&pool_, key, e.CallCount(first_event_is_ir_), scratch_costs_,
-                            out_[size_t(target)].jit);
-      out_[size_t(target)].called = true;
+                            out_[target].jit);
+      out_[target].called = true;
       ++stats_.edges_synthesized;
     }
   }
@@ -628,7 +520,7 @@ void Injector::Impl::NoteWritten(const OutFunction& f) {
 void Injector::Impl::EmitOutputs() {
   for (size_t s = 0; s < slots_used_; ++s) {
     BlockOutput& slot = slots_[s];
-    OutFunction& f = out_[size_t(slot.function)];
+    OutFunction& f = out_[slot.function];
     f.slot = -1;
     // The block's own function's kept lines (RewriteCost) go out with its slot, once.
     const bool has_own = slot.function == block_.identity && !block_.own.empty();
@@ -694,8 +586,8 @@ void Injector::Impl::EmitOutputs() {
       if (!f.jit) added_acc_.CallCost(rec.inclusive);
       // Targets the injector named are checked by their OutFunction (called, emitted).
       if (!entry->value.named_target) {
-        const uint32_t* named = out_index_.find(k.target);
-        if (!named || !out_[size_t(*named)].jit) in_acc_.At(k.target).added_called = true;
+        int named = out_.Find(k.target);
+        if (named < 0 || !out_[named].jit) in_acc_.At(k.target).added_called = true;
       }
     }
 

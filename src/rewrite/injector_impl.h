@@ -23,26 +23,20 @@
 #include "resolve/name_table.h"
 #include "resolve/version_chooser.h"
 #include "rewrite/accounting.h"
+#include "rewrite/input_functions.h"
+#include "rewrite/object_code.h"
+#include "rewrite/output_functions.h"
+#include "rewrite/position_columns.h"
 #include "rewrite/record_agg.h"
 #include "rewrite/reuse_split.h"
 #include "rewrite/synth_edge.h"
+#include "rewrite/version_lines.h"
 #include "util/chunked_vector.h"
 #include "util/flat_hash_map.h"
 
 namespace cg_inject {
 
 class CodeVersion;
-
-/// One output function of the part: a resolved JIT function or an ordinary one. Per function,
-/// for the whole part; what one block gives it lives in a BlockOutput.
-struct OutFunction {
-  FunctionKey key;  // output names
-  bool jit = false;
-  bool moved_in = false;  // an ordinary function that received cost from JIT blocks
-  bool called = false;    // a call target: needs a block even without records
-  bool emitted = false;   // has a block in this part's output
-  int slot = -1;          // its BlockOutput while the current block is written, else -1
-};
 
 /// What the current block gives one output function: records at output positions and the
 /// synthesized edges from it. Slots are reused block after block (their tables keep capacity).
@@ -51,26 +45,6 @@ struct BlockOutput {
   RecordAgg agg;
   std::map<int, SynthEdge> edges;  // by target OutFunction index; ordered for determinism
 };
-
-/// What is known about one JIT-looking input function key (mapped ob, fl, fn: a `???` object
-/// and an address name) of the current part, or about the ordinary function of the current block.
-struct InFunction {
-  // Ordered for size (40 bytes): a part may have millions.
-  uint64_t entry = 0;
-  // Set with `resolved` when its first block has been rewritten: what calls into it resolve to.
-  const CodeVersion* version = nullptr;
-  FunctionKey key;
-  uint32_t suffix = 0;  // interned `'N` text id (0 = none)
-  int identity = -1;
-  bool unnamed = false;  // JIT-looking: `???` object, address name (covered or not)
-  bool jit = false;      // JIT-looking and covered: every record is attributed
-  bool resolved = false;
-  // Only one version of the index covers `entry` (no reused code there): its blocks are kept in
-  // order (CurrentBlock::in_order) and all enter the version its first block resolved to. Asked
-  // once per function: per block it was two interval-tree queries and vectors.
-  bool lone_entry = false;
-};
-static_assert(sizeof(InFunction) <= 40);
 
 /// A cost line of a block: position, fi=/fe= file id, and its costs' CostPool offset.
 struct CostLine {
@@ -116,8 +90,6 @@ struct PendingCall {
 };
 
 // Keys of the per-function tables below, for their KeyIndex.
-inline FunctionKey KeyOfIn(const ChunkedVector<InFunction>& t, uint32_t i) { return t[i].key; }
-inline FunctionKey KeyOfOut(const ChunkedVector<OutFunction>& t, uint32_t i) { return t[i].key; }
 
 class Injector::Impl {
  public:
@@ -143,26 +115,8 @@ class Injector::Impl {
   void EmitPassHeader();
   /// The current ordinary block's record is rewritten at the block's end, not streamed.
   void Defer();
-  /// The InFunction index of `key`'s block: kOrdinary for an ordinary function.
-  int InFunctionFor(const FunctionKey& key);
-  static constexpr int kOrdinary = -2;
-  InFunction& In(int index) {
-    return index == kOrdinary ? ordinary_ : in_functions_[size_t(index)];
-  }
-  const InFunction& In(int index) const {
-    return index == kOrdinary ? ordinary_ : in_functions_[size_t(index)];
-  }
-  bool IsJitAddress(uint32_t object, uint64_t addr) const;
-  /// Whether `addr` (absolute) is code of a real object (see the rules in inject.h); sets
-  /// `*owner` to the object's function when a block of it has a cost line there.
-  bool IsObjectCode(uint64_t addr, const FunctionKey** owner = nullptr) const;
-  void NoteObject(uint32_t object);
-  /// Whether `key` names covered JIT code (its entry and recursion suffix then in *addr and
-  /// *suffix); `*known`, when asked for, is set to its in_index_ entry when it has had a block.
-  bool IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix,
-                   const uint32_t** known = nullptr);
-  Position ConvertPlain(const Position& in) const;
-  Position Convert(const Position& in, uint32_t line) const;
+  InFunction& In(int index) { return in_[index]; }
+  const InFunction& In(int index) const { return in_[index]; }
 
   // One block (block_rewriter.cc).
   void RewriteBlock();
@@ -186,26 +140,12 @@ class Injector::Impl {
   /// an ordinary function's own code).
   int Owner(uint64_t addr, const CodeVersion** version);
   bool IsOwn(int owner) const;
-  /// The reuse split of an input function's first block, or null when it had one owner.
-  const ReuseSplit* SplitOf(int in_function) const;
   int BaseOf(int owner) const;
   uint64_t AddrOf(const Position& pos) const;
   /// Output position and file of a record at `pos` owned by `version` (null: left as it was).
   void Place(const Position& pos, uint32_t in_file, const CodeVersion* version, Position* out_pos,
              uint32_t* out_file);
   FitsFn Fits();
-  int Identity(const CodeVersion* version, uint32_t suffix);
-  /// The function of an absolute object (ObjectExtents::AddressesAreAbsolute) whose ELF symbol
-  /// contains `addr`, or null when no such object or symbol does.
-  const FunctionKey* SymbolOwner(uint64_t addr);
-  /// The definition a version belongs to, with views into the index and options_.
-  DefinitionSite SiteOf(const CodeVersion& version) const;
-  /// The output function `key`, made when new (`jit`: named by the injector).
-  int OutFunctionFor(const FunctionKey& key, bool jit);
-  void LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line, uint32_t* file);
-  uint32_t FileOf(const CodeVersion& version);
-  /// The name id of a file text of the index.
-  uint32_t FileId(std::string_view file);
   BlockOutput& Output(int function);
   SynthEdge& Edge(int caller, int target);
   void FinalizeEdges();
@@ -220,39 +160,26 @@ class Injector::Impl {
   void Violation(std::string message);
 
   const SymbolIndex& index_;
-  const ObjectExtents* extents_;
   InjectOptions options_;
   ProfileSink* downstream_;
   Diagnostics* diagnostics_;
   VersionChooser chooser_;
   NameTable names_;
-  DefinitionNames definition_names_;
-  uint64_t index_min_ = UINT64_MAX, index_max_ = 0;  // address span of the index
+  ObjectCode objects_;
+  VersionLines lines_{&names_};
 
   // Part state: per function, never per position.
   int part_index_ = 0;
   int64_t part_number_ = 1;
   bool body_started_ = false;
   std::vector<std::pair<std::string, std::string>> trailing_headers_;
-  PositionLayout in_layout_, out_layout_;
-  int instr_col_ = -1, line_col_ = -1, out_line_col_ = -1;
-  bool add_line_ = false;
+  PositionColumns columns_;
   bool first_event_is_ir_ = false;
   size_t events_ = 0;
   // In chunks: a profile may have millions of functions, and a vector's doubling would hold the
   // old and the new array at once.
-  ChunkedVector<InFunction> in_functions_;  // JIT-looking functions only
-  InFunction ordinary_;                     // the current block's, when it is an ordinary function
-  KeyIndex<FunctionKey, FunctionKeyHash, ChunkedVector<InFunction>, KeyOfIn> in_index_{
-      &in_functions_};
-  ChunkedVector<OutFunction> out_;
-  KeyIndex<FunctionKey, FunctionKeyHash, ChunkedVector<OutFunction>, KeyOfOut> out_index_{&out_};
-  // Identity's: (version load order << 32 | suffix id) -> out index + 1 for suffixed identities,
-  // version load order -> out index + 1 for the others; 0: not made yet.
-  FlatHashMap<uint64_t, uint32_t> identity_cache_;
-  ChunkedVector<uint32_t> identity_by_version_;
-  // InFunction index -> how its first block was split among reused versions (rare).
-  std::unordered_map<int, ReuseSplit> splits_;
+  InputFunctions in_;
+  OutputFunctions out_;
   // The invariants' sums: every input record, and of those the ones the injector took out of the
   // stream and what it wrote instead. Lines that pass through count only once, in in_acc_, whose
   // per-function sums are kept for unnamed JIT functions only (the report's).
@@ -275,22 +202,6 @@ class Injector::Impl {
   Name cost_file_;
   bool pending_header_ = false;
   bool cur_deferred_ = false;
-  // FileId's, direct-mapped by the text's address: 64 KB, room for the files of a large program
-  // (the bench's map names 700, which 256 slots kept missing: 4 cache misses per Intern).
-  struct FileIdCache {
-    const char* data = nullptr;
-    uint32_t size = 0;
-    uint32_t id = 0;  // 0: empty
-  };
-  static constexpr int kFileIdBits = 12;
-  std::array<FileIdCache, size_t{1} << kFileIdBits> file_ids_{};
-  struct LineOfCache {
-    const CodeVersion* version = nullptr;
-    std::span<const LineEntry> lines;
-    std::span<const std::string_view> files;
-    uint32_t line = 0, file = 0;  // the version's own (no line table, or no entry for addr)
-  };
-  LineOfCache line_of_;  // LineOf's last version
   std::vector<uint64_t> scratch_addrs_;
   std::vector<CostLine> scratch_lines_;  // EmitOutputs': one slot's cost lines, sorted
   std::vector<size_t> scratch_fits_;     // RewriteCost's: the reused versions a line fits
@@ -299,18 +210,6 @@ class Injector::Impl {
 
   // Whole run.
   InjectStats stats_;
-  // (object << 32 | function) -> the file of that function's first block, and the keys that
-  // SymbolOwner hands out (a node map: pointers to them stay valid).
-  FlatHashMap<uint64_t, uint32_t> function_files_;
-  std::unordered_map<uint64_t, FunctionKey> symbol_owners_;
-  // Objects with absolute addresses seen so far (kept across parts: one process's objects).
-  std::vector<uint32_t> absolute_objects_;
-  // Per object name id: 0 not asked yet, 1 asked. Dense: NoteObject runs for every call line.
-  std::vector<uint8_t> object_noted_;
-  // Real-object code that the index also lists: the source's version (its range) -> the object's
-  // function that has cost lines in it (objects with absolute addresses only). Small: one entry
-  // per such version.
-  std::unordered_map<const CodeVersion*, FunctionKey> object_code_;
   std::unordered_map<std::string, uint64_t> unresolved_cost_;  // fn text -> first-event cost
   int64_t violations_total_ = 0;
 };

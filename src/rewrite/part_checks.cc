@@ -22,10 +22,10 @@ void Injector::Impl::Violation(std::string message) {
 void Injector::Impl::CheckInvariants() {
   auto exempt = [&](const FunctionKey& key) {
     // JIT functions are renamed; functions that received JIT blocks' object code gain cost.
-    const uint32_t* in = in_index_.find(key);
-    if (in && in_functions_[size_t(*in)].jit) return true;
-    const uint32_t* out = out_index_.find(key);
-    return out && out_[size_t(*out)].moved_in;
+    int in = in_.Find(key);
+    if (in >= 0 && in_[in].jit) return true;
+    int out = out_.Find(key);
+    return out >= 0 && out_[out].moved_in;
   };
   auto name = [&](const FunctionKey& key) { return std::string(names_.Text(key.function)); };
   for (std::string& message : FindViolations(in_acc_, removed_acc_, added_acc_, exempt, name))
@@ -55,8 +55,8 @@ void Injector::Impl::CollectStats() {
     stats_.unnamed_jit_cost_before += before;
     // A resolved JIT block's records were all rewritten (the block keeps nothing); any other
     // block kept what it did not give away.
-    const uint32_t* in = in_index_.find(key);
-    bool renamed = in && in_functions_[size_t(*in)].jit;
+    int in = in_.Find(key);
+    bool renamed = in >= 0 && in_[in].jit;
     uint64_t after = renamed ? 0 : before - self_in(removed_acc_, key) + self_in(added_acc_, key);
     stats_.unnamed_jit_cost_after += after;
     if (after > 0) unresolved_cost_[std::string(names_.Text(key.function))] += after;

@@ -1,0 +1,88 @@
+// The injector's input functions of one part that look like JIT code (Callgrind's `???` object
+// and an address name, `fn=0x...`), whether a symbol source covers each, and what its first block
+// resolved to: calls into it enter that. Ordinary functions get no entry (a profile may name
+// millions): one scratch entry serves the current block's.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "rewrite/accounting.h"
+#include "rewrite/reuse_split.h"
+#include "util/chunked_vector.h"
+#include "util/flat_hash_map.h"
+
+namespace cg_inject {
+
+class CodeVersion;
+class NameTable;
+class ObjectCode;
+class SymbolIndex;
+
+/// What is known about one JIT-looking input function key (mapped ob, fl, fn) of the current
+/// part, or about the ordinary function of the current block.
+struct InFunction {
+  // Ordered for size (40 bytes): a part may have millions.
+  uint64_t entry = 0;
+  // Set with `resolved` when its first block has been rewritten: what calls into it resolve to.
+  const CodeVersion* version = nullptr;
+  FunctionKey key;
+  uint32_t suffix = 0;  // interned `'N` text id (0 = none)
+  int identity = -1;
+  bool unnamed = false;  // JIT-looking: `???` object, address name (covered or not)
+  bool jit = false;      // JIT-looking and covered: every record is attributed
+  bool resolved = false;
+  // Only one version of the index covers `entry` (no reused code there): its blocks are kept in
+  // order (CurrentBlock::in_order) and all enter the version its first block resolved to. Asked
+  // once per function: per block it was two interval-tree queries and vectors.
+  bool lone_entry = false;
+};
+static_assert(sizeof(InFunction) <= 40);
+
+/// JIT-looking input functions by index (dense, in order of first block).
+class InputFunctions {
+ public:
+  /// The index of an ordinary function's (scratch) entry.
+  static constexpr int kOrdinary = -2;
+
+  InputFunctions(const SymbolIndex& index, const ObjectCode& objects, NameTable* names);
+
+  /// A new part: no functions.
+  void Clear();
+  /// The entry for a block of `key`: a JIT-looking function's, made on its first block (then
+  /// `*added`), or kOrdinary, the scratch entry of any other, reset for this block.
+  int ForBlock(const FunctionKey& key, bool* added);
+  InFunction& operator[](int i) { return i == kOrdinary ? ordinary_ : functions_[size_t(i)]; }
+  const InFunction& operator[](int i) const {
+    return i == kOrdinary ? ordinary_ : functions_[size_t(i)];
+  }
+  /// The index of `key`'s entry when it has had a block in this part, else -1.
+  int Find(const FunctionKey& key) const {
+    const uint32_t* i = index_.find(key);
+    return i ? int(*i) : -1;
+  }
+  /// Whether `key` names covered JIT code (a call or jump target); its entry address and
+  /// recursion suffix (a name id) then in *addr and *suffix. `*known`, when asked for, is its
+  /// entry's index when it has had a block, else -1.
+  bool IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix, int* known = nullptr);
+
+  /// How the first block of entry `i` was split among reused versions (rare), or null.
+  const ReuseSplit* SplitOf(int i) const {
+    auto it = splits_.find(i);
+    return it == splits_.end() ? nullptr : &it->second;
+  }
+  void SetSplit(int i, const ReuseSplit& split) { splits_[i] = split; }
+
+ private:
+  const SymbolIndex& symbols_;
+  const ObjectCode& objects_;
+  NameTable* names_;
+  static FunctionKey KeyOf(const ChunkedVector<InFunction>& t, uint32_t i) { return t[i].key; }
+  // In chunks: a profile may have millions of JIT functions.
+  ChunkedVector<InFunction> functions_;
+  InFunction ordinary_;
+  KeyIndex<FunctionKey, FunctionKeyHash, ChunkedVector<InFunction>, KeyOf> index_{&functions_};
+  std::unordered_map<int, ReuseSplit> splits_;
+};
+
+}  // namespace cg_inject

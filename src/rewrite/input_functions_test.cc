@@ -1,0 +1,153 @@
+#include "rewrite/input_functions.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+#include "cg_inject/inject.h"
+#include "cg_inject/symbols.h"
+#include "resolve/name_table.h"
+#include "rewrite/object_code.h"
+
+namespace cg_inject {
+namespace {
+
+// /usr/bin/node: absolute addresses, its code at [0x1000000, 0x2000000).
+class NodeExtents : public ObjectExtents {
+ public:
+  std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
+    if (object != "/usr/bin/node") return std::nullopt;
+    return addr >= 0x1000000 && addr < 0x2000000;
+  }
+  bool AddressesAreAbsolute(std::string_view object) const override {
+    return object == "/usr/bin/node";
+  }
+};
+
+class InputFunctionsTest : public ::testing::Test {
+ protected:
+  InputFunctionsTest() {
+    uint32_t source = index_.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
+    Add(source, 0x40000000, 0x100, "f");
+    Add(source, 0x40001000, 0x100, "g");
+    Add(source, 0x40001000, 0x80, "g2");  // reused code: two versions at one entry
+    Add(source, 0x1000100, 0x80, "Builtin:Add");
+    index_.Finish();
+  }
+  void Add(uint32_t source, uint64_t start, uint64_t size, std::string_view name) {
+    CodeVersionSpec v;
+    v.start = start;
+    v.size = size;
+    v.raw_name = v.function_name = name;
+    v.source = source;
+    index_.Add(v);
+  }
+  FunctionKey Key(std::string_view object, std::string_view function) {
+    return {names_.Intern(object).id, names_.Intern("???").id, names_.Intern(function).id};
+  }
+
+  SymbolIndex index_;
+  NodeExtents extents_;
+  NameTable names_;
+  ObjectCode objects_{index_, &extents_, &names_};
+  InputFunctions in_{index_, objects_, &names_};
+};
+
+TEST_F(InputFunctionsTest, AJitLookingFunctionGetsAnEntryOnItsFirstBlock) {
+  bool added = false;
+  FunctionKey f = Key("???", "0x0000000040000000");
+  int i = in_.ForBlock(f, &added);
+  ASSERT_GE(i, 0);
+  EXPECT_TRUE(added);
+  EXPECT_TRUE(in_[i].unnamed);
+  EXPECT_TRUE(in_[i].jit);
+  EXPECT_EQ(in_[i].entry, 0x40000000u);
+  EXPECT_TRUE(in_[i].lone_entry);
+  EXPECT_EQ(in_[i].suffix, 0u);
+  EXPECT_EQ(in_.ForBlock(f, &added), i);  // a later block: the same entry
+  EXPECT_FALSE(added);
+  EXPECT_EQ(in_.Find(f), i);
+
+  int reused = in_.ForBlock(Key("???", "0x40001000'2"), &added);
+  EXPECT_TRUE(in_[reused].jit);
+  EXPECT_FALSE(in_[reused].lone_entry);
+  EXPECT_EQ(names_.Text(in_[reused].suffix), "'2");
+
+  // Looks like JIT code, but no source covers it: an entry, not resolved.
+  int uncovered = in_.ForBlock(Key("???", "0x0000000050000000"), &added);
+  EXPECT_TRUE(added);
+  EXPECT_TRUE(in_[uncovered].unnamed);
+  EXPECT_FALSE(in_[uncovered].jit);
+}
+
+TEST_F(InputFunctionsTest, OrdinaryFunctionsShareOneScratchEntry) {
+  bool added = true;
+  FunctionKey main = Key("/usr/bin/node", "main");
+  EXPECT_EQ(in_.ForBlock(main, &added), InputFunctions::kOrdinary);
+  EXPECT_FALSE(added);
+  EXPECT_EQ(in_[InputFunctions::kOrdinary].key, main);
+  EXPECT_FALSE(in_[InputFunctions::kOrdinary].unnamed);
+  // An address name in a real object is not JIT-looking either.
+  FunctionKey other = Key("/lib/libc.so.6", "0x0000000040000000");
+  EXPECT_EQ(in_.ForBlock(other, &added), InputFunctions::kOrdinary);
+  EXPECT_EQ(in_[InputFunctions::kOrdinary].key, other);
+  EXPECT_EQ(in_.Find(main), -1);
+}
+
+TEST_F(InputFunctionsTest, JitTargetsAreAnsweredWithOrWithoutABlock) {
+  uint64_t addr = 0;
+  uint32_t suffix = 0;
+  int known = 7;
+  FunctionKey g = Key("???", "0x40001000'3");
+  EXPECT_TRUE(in_.IsJitTarget(g, &addr, &suffix, &known));
+  EXPECT_EQ(addr, 0x40001000u);
+  EXPECT_EQ(names_.Text(suffix), "'3");
+  EXPECT_EQ(known, -1);  // no block yet
+
+  bool added = false;
+  int i = in_.ForBlock(g, &added);
+  addr = 0;
+  EXPECT_TRUE(in_.IsJitTarget(g, &addr, &suffix, &known));
+  EXPECT_EQ(known, i);
+  EXPECT_EQ(addr, 0x40001000u);
+
+  EXPECT_FALSE(in_.IsJitTarget(Key("/usr/bin/node", "0x40001000"), &addr, &suffix));
+  EXPECT_FALSE(in_.IsJitTarget(Key("???", "main"), &addr, &suffix));
+  EXPECT_FALSE(in_.IsJitTarget(Key("???", "0x50000000"), &addr, &suffix));  // not covered
+}
+
+TEST_F(InputFunctionsTest, ObjectCodeIsNeverAJitFunction) {
+  FunctionKey builtin = Key("???", "0x1000100");
+  uint64_t addr = 0;
+  uint32_t suffix = 0;
+  EXPECT_TRUE(in_.IsJitTarget(builtin, &addr, &suffix));  // node not seen yet
+  bool added = false;
+  int before = in_.ForBlock(builtin, &added);
+  EXPECT_TRUE(in_[before].jit);
+  objects_.NoteObject(names_.Intern("/usr/bin/node").id);
+  // Its entry stays as made; as a target it is object code from now on.
+  EXPECT_FALSE(in_.IsJitTarget(builtin, &addr, &suffix));
+  FunctionKey other = Key("???", "0x1000110");
+  int after = in_.ForBlock(other, &added);
+  EXPECT_TRUE(added);
+  EXPECT_FALSE(in_[after].jit);
+}
+
+TEST_F(InputFunctionsTest, ClearForgetsThePartsFunctionsAndSplits) {
+  bool added = false;
+  int i = in_.ForBlock(Key("???", "0x40001000"), &added);
+  ReuseSplit split;
+  split.entry_counts = {1, 2};
+  in_.SetSplit(i, split);
+  ASSERT_NE(in_.SplitOf(i), nullptr);
+  EXPECT_EQ(in_.SplitOf(i)->entry_counts, split.entry_counts);
+  in_.Clear();
+  EXPECT_EQ(in_.Find(Key("???", "0x40001000")), -1);
+  EXPECT_EQ(in_.SplitOf(i), nullptr);
+  EXPECT_EQ(in_.ForBlock(Key("???", "0x40000000"), &added), 0);
+  EXPECT_TRUE(added);
+}
+
+}  // namespace
+}  // namespace cg_inject

@@ -1,0 +1,93 @@
+// Real objects' code among the index's addresses (see object_code.h).
+#include "rewrite/object_code.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "cg_inject/inject.h"
+#include "cg_inject/symbols.h"
+#include "resolve/jit_name.h"
+#include "resolve/name_table.h"
+
+namespace cg_inject {
+
+ObjectCode::ObjectCode(const SymbolIndex& index, const ObjectExtents* extents, NameTable* names)
+    : index_(index), extents_(extents), names_(names) {
+  for (size_t i = 0; i < index.size(); ++i) {
+    index_min_ = std::min(index_min_, index.version(i).start());
+    index_max_ = std::max(index_max_, index.version(i).end());
+  }
+}
+
+void ObjectCode::NoteObject(uint32_t object) {
+  if (object < object_noted_.size() && object_noted_[object]) return;
+  if (object >= object_noted_.size()) object_noted_.resize(size_t{object} * 2 + 16, 0);
+  object_noted_[object] = 1;
+  if (!extents_ || index_.empty() || IsUnknownObject(names_->Text(object))) return;
+  if (extents_->AddressesAreAbsolute(names_->Text(object))) absolute_objects_.push_back(object);
+}
+
+bool ObjectCode::IsAbsolute(uint32_t object) const {
+  return std::find(absolute_objects_.begin(), absolute_objects_.end(), object) !=
+         absolute_objects_.end();
+}
+
+void ObjectCode::NoteFunction(const FunctionKey& function) {
+  if (!IsAbsolute(function.object)) return;
+  auto [file, inserted] =
+      function_files_.try_emplace((uint64_t{function.object} << 32) | function.function);
+  if (inserted) *file = function.file;
+}
+
+void ObjectCode::NoteCost(const FunctionKey& function, uint64_t addr) {
+  if (addr < index_min_ || addr >= index_max_ || !IsAbsolute(function.object)) return;
+  if (const CodeVersion* v = index_.Lookup(addr)) object_code_.try_emplace(v, function);
+}
+
+bool ObjectCode::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {
+  if (owner) *owner = nullptr;
+  if (!object_code_.empty()) {
+    if (const CodeVersion* v = index_.Lookup(addr)) {
+      if (auto it = object_code_.find(v); it != object_code_.end()) {
+        if (owner) *owner = &it->second;
+        return true;
+      }
+    }
+  }
+  for (uint32_t object : absolute_objects_) {
+    std::optional<bool> own = extents_->Contains(names_->Text(object), addr);
+    if (own && *own) return true;
+  }
+  return false;
+}
+
+bool ObjectCode::IsJitAddress(uint32_t object, uint64_t addr) const {
+  if (addr < index_min_ || addr >= index_max_) return false;
+  std::string_view ob = names_->Text(object);
+  if (extents_ && !IsUnknownObject(ob)) {
+    std::optional<bool> own = extents_->Contains(ob, addr);
+    if (own && *own) return false;
+  }
+  return index_.Lookup(addr) != nullptr && !IsObjectCode(addr);
+}
+
+const FunctionKey* ObjectCode::SymbolOwner(uint64_t addr) {
+  for (uint32_t object : absolute_objects_) {
+    std::optional<bool> own = extents_->Contains(names_->Text(object), addr);
+    if (!own || !*own) continue;
+    std::optional<std::string> symbol = extents_->FunctionAt(names_->Text(object), addr);
+    if (!symbol) return nullptr;
+    uint32_t function = names_->Intern(*symbol).id;
+    uint64_t packed = (uint64_t{object} << 32) | function;
+    auto [it, inserted] = symbol_owners_.try_emplace(packed);
+    if (inserted) {
+      const uint32_t* file = function_files_.find(packed);
+      it->second = FunctionKey{object, file ? *file : names_->Intern("???").id, function};
+    }
+    return &it->second;
+  }
+  return nullptr;
+}
+
+}  // namespace cg_inject

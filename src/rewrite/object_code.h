@@ -1,0 +1,71 @@
+// Which addresses that a symbol source lists are really a loaded object's code, and whose. Perf
+// maps list some of a program's own code (Node's /usr/bin/node, an ET_EXEC, has its builtins in
+// the map), and Callgrind charges that code to a real object and function: such code is never
+// renamed, and cost a JIT block ran there goes back to the object's function.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "rewrite/accounting.h"
+#include "util/flat_hash_map.h"
+
+namespace cg_inject {
+
+class CodeVersion;
+class NameTable;
+class ObjectExtents;
+class SymbolIndex;
+
+/// What the part's objects say about the index's addresses. Objects are known by their name ids
+/// in `names` and learned as the profile names them; what they taught stays for the whole run
+/// (one process's objects). Memory: per object, and per function of an object with absolute
+/// addresses (not per function of the program).
+class ObjectCode {
+ public:
+  /// `extents` may be null (no object is then known).
+  ObjectCode(const SymbolIndex& index, const ObjectExtents* extents, NameTable* names);
+
+  /// An object name seen in the profile (`ob=`, `cob=`, the command's program): each is asked
+  /// once whether its addresses are absolute.
+  void NoteObject(uint32_t object);
+  /// A block of `function` of a real object: its file names the function's symbol later
+  /// (SymbolOwner), for objects with absolute addresses.
+  void NoteFunction(const FunctionKey& function);
+  /// A cost line of `function` (a real object's) at `addr`: when the index lists `addr` too, that
+  /// version's code is the object's, and `function` owns it unless a symbol says otherwise.
+  void NoteCost(const FunctionKey& function, uint64_t addr);
+
+  /// Whether `addr` is a real object's code; `*owner` (when asked) is the function that had a
+  /// cost line in that version's code, or null.
+  bool IsObjectCode(uint64_t addr, const FunctionKey** owner = nullptr) const;
+  /// Whether `addr`, in a block of `object`, is JIT code: the index lists it and it is neither
+  /// `object`'s own code nor another object's.
+  bool IsJitAddress(uint32_t object, uint64_t addr) const;
+  /// The function of an object with absolute addresses whose ELF symbol contains `addr`, or null.
+  /// The key stays valid for the whole run.
+  const FunctionKey* SymbolOwner(uint64_t addr);
+
+ private:
+  bool IsAbsolute(uint32_t object) const;
+
+  const SymbolIndex& index_;
+  const ObjectExtents* extents_;
+  NameTable* names_;
+  uint64_t index_min_ = UINT64_MAX, index_max_ = 0;  // the index's address span
+  // Objects with absolute addresses seen so far.
+  std::vector<uint32_t> absolute_objects_;
+  // Per object name id: 0 not asked yet, 1 asked. Dense: NoteObject runs for every call line.
+  std::vector<uint8_t> object_noted_;
+  // Versions whose code is an object's -> the object's function that had cost lines in it. Small:
+  // one entry per such version.
+  std::unordered_map<const CodeVersion*, FunctionKey> object_code_;
+  // (object << 32 | function) -> the file of the function's first block (absolute objects only:
+  // one entry per function of a whole program was 17 MB at 1M functions), and the keys
+  // SymbolOwner hands out (a node map: pointers to them stay valid).
+  FlatHashMap<uint64_t, uint32_t> function_files_;
+  std::unordered_map<uint64_t, FunctionKey> symbol_owners_;
+};
+
+}  // namespace cg_inject

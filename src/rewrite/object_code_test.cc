@@ -1,0 +1,140 @@
+#include "rewrite/object_code.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "cg_inject/inject.h"
+#include "cg_inject/symbols.h"
+#include "resolve/name_table.h"
+
+namespace cg_inject {
+namespace {
+
+// Objects by name: one address range each, absolute or not, and symbols by start address.
+class FakeExtents : public ObjectExtents {
+ public:
+  struct Object {
+    uint64_t lo = 0, hi = 0;
+    bool absolute = false;
+    std::map<uint64_t, std::string> symbols;  // start -> name; each runs to the next or hi
+  };
+  std::map<std::string, Object, std::less<>> objects;
+
+  std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
+    auto it = objects.find(object);
+    if (it == objects.end()) return std::nullopt;
+    return addr >= it->second.lo && addr < it->second.hi;
+  }
+  bool AddressesAreAbsolute(std::string_view object) const override {
+    auto it = objects.find(object);
+    return it != objects.end() && it->second.absolute;
+  }
+  std::optional<std::string> FunctionAt(std::string_view object, uint64_t addr) const override {
+    auto it = objects.find(object);
+    if (it == objects.end()) return std::nullopt;
+    auto symbol = it->second.symbols.upper_bound(addr);
+    if (symbol == it->second.symbols.begin()) return std::nullopt;
+    return std::prev(symbol)->second;
+  }
+};
+
+class ObjectCodeTest : public ::testing::Test {
+ protected:
+  ObjectCodeTest() {
+    uint32_t source = index_.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
+    // JIT code, and a "builtin" that the map lists inside /usr/bin/node's own code.
+    AddVersion(source, 0x40000000, 0x100, "LazyCompile:*f a.js:1");
+    AddVersion(source, 0x1000100, 0x80, "Builtin:Add");
+    index_.Finish();
+    FakeExtents::Object node{0x1000000, 0x2000000, true, {{0x1000000, "main"}, {0x1000100, "Add"}}};
+    extents_.objects["/usr/bin/node"] = node;
+    extents_.objects["/lib/libc.so.6"] = FakeExtents::Object{0x7000, 0x9000, false, {}};
+  }
+  void AddVersion(uint32_t source, uint64_t start, uint64_t size, std::string_view name) {
+    CodeVersionSpec v;
+    v.start = start;
+    v.size = size;
+    v.raw_name = v.function_name = name;
+    v.source = source;
+    index_.Add(v);
+  }
+  uint32_t Id(std::string_view text) { return names_.Intern(text).id; }
+  FunctionKey Key(std::string_view object, std::string_view file, std::string_view function) {
+    return {Id(object), Id(file), Id(function)};
+  }
+
+  SymbolIndex index_;
+  FakeExtents extents_;
+  NameTable names_;
+};
+
+TEST_F(ObjectCodeTest, AnIndexedAddressIsJitCodeUnlessAnObjectOwnsIt) {
+  ObjectCode code(index_, &extents_, &names_);
+  EXPECT_TRUE(code.IsJitAddress(Id("???"), 0x40000010));
+  EXPECT_FALSE(code.IsJitAddress(Id("???"), 0x40000100));  // past the version
+  EXPECT_FALSE(code.IsJitAddress(Id("???"), 0x10));        // outside the index's span
+  // The block's own object contains it: its own code, whatever the map says.
+  EXPECT_FALSE(code.IsJitAddress(Id("/usr/bin/node"), 0x1000110));
+  // From an object that does not contain it, the builtin looks like JIT code until node is known.
+  EXPECT_TRUE(code.IsJitAddress(Id("/lib/libc.so.6"), 0x1000110));
+  EXPECT_FALSE(code.IsObjectCode(0x1000110));
+  code.NoteObject(Id("/usr/bin/node"));
+  EXPECT_TRUE(code.IsObjectCode(0x1000110));
+  EXPECT_FALSE(code.IsJitAddress(Id("/lib/libc.so.6"), 0x1000110));
+  EXPECT_FALSE(code.IsJitAddress(Id("???"), 0x1000110));
+  EXPECT_TRUE(code.IsJitAddress(Id("???"), 0x40000010));  // JIT code stays JIT code
+}
+
+TEST_F(ObjectCodeTest, ObjectsWithoutAbsoluteAddressesOwnNoIndexedCode) {
+  ObjectCode code(index_, &extents_, &names_);
+  code.NoteObject(Id("/lib/libc.so.6"));
+  code.NoteCost(Key("/lib/libc.so.6", "libc.c", "memcpy"), 0x1000110);
+  EXPECT_FALSE(code.IsObjectCode(0x1000110));
+  EXPECT_EQ(code.SymbolOwner(0x1000110), nullptr);
+}
+
+TEST_F(ObjectCodeTest, ACostLineInIndexedCodeMakesItsFunctionTheOwner) {
+  ObjectCode code(index_, &extents_, &names_);
+  FunctionKey builtins = Key("/usr/bin/node", "builtins.cc", "Builtins_Add");
+  code.NoteObject(builtins.object);
+  code.NoteCost(builtins, 0x1000104);
+  const FunctionKey* owner = nullptr;
+  ASSERT_TRUE(code.IsObjectCode(0x1000170, &owner));  // anywhere in that version
+  ASSERT_NE(owner, nullptr);
+  EXPECT_EQ(*owner, builtins);
+  // Inside node but in no version with a cost line: object code, no owner.
+  ASSERT_TRUE(code.IsObjectCode(0x1000010, &owner));
+  EXPECT_EQ(owner, nullptr);
+}
+
+TEST_F(ObjectCodeTest, TheSymbolOwnerTakesTheFileOfItsFunctionsBlock) {
+  ObjectCode code(index_, &extents_, &names_);
+  code.NoteObject(Id("/usr/bin/node"));
+  EXPECT_EQ(code.SymbolOwner(0x40000010), nullptr);  // no object contains it
+  const FunctionKey* main_owner = code.SymbolOwner(0x1000010);
+  ASSERT_NE(main_owner, nullptr);  // a symbol whose function had no block: file ???
+  EXPECT_EQ(*main_owner, Key("/usr/bin/node", "???", "main"));
+
+  code.NoteFunction(Key("/usr/bin/node", "builtins.cc", "Add"));
+  code.NoteFunction(Key("/usr/bin/node", "other.cc", "Add"));  // the first block's file wins
+  code.NoteFunction(Key("/lib/libc.so.6", "libc.c", "Add"));   // another object: not its symbol
+  const FunctionKey* add_owner = code.SymbolOwner(0x1000120);
+  ASSERT_NE(add_owner, nullptr);
+  EXPECT_EQ(*add_owner, Key("/usr/bin/node", "builtins.cc", "Add"));
+  EXPECT_EQ(code.SymbolOwner(0x1000130), add_owner);  // one key per symbol, stable
+  EXPECT_EQ(code.SymbolOwner(0x1000010), main_owner);
+}
+
+TEST_F(ObjectCodeTest, WithoutExtentsOnlyTheIndexDecides) {
+  ObjectCode code(index_, nullptr, &names_);
+  code.NoteObject(Id("/usr/bin/node"));
+  EXPECT_FALSE(code.IsObjectCode(0x1000110));
+  EXPECT_TRUE(code.IsJitAddress(Id("/usr/bin/node"), 0x1000110));
+  EXPECT_EQ(code.SymbolOwner(0x1000110), nullptr);
+}
+
+}  // namespace
+}  // namespace cg_inject

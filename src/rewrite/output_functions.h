@@ -1,0 +1,84 @@
+// The injector's output functions of one part: one per output name (ob, fl, fn), ordinary or
+// named by the injector, and which one each JIT code version becomes (its identity). A version's
+// function is its definition's (one function for every tier and move of one source function,
+// resolve/definition_names.h), in the object that holds its code, plus Callgrind's recursion
+// suffix when the input had one.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "resolve/definition_names.h"
+#include "rewrite/accounting.h"
+#include "util/chunked_vector.h"
+#include "util/flat_hash_map.h"
+
+namespace cg_inject {
+
+class CodeVersion;
+class NameTable;
+class SymbolIndex;
+
+/// One output function of the part: a resolved JIT function or an ordinary one. Per function,
+/// for the whole part; what one block gives it lives in the injector's BlockOutput.
+struct OutFunction {
+  FunctionKey key;  // output names
+  bool jit = false;
+  bool moved_in = false;  // an ordinary function that received cost from JIT blocks
+  bool called = false;    // a call target: needs a block even without records
+  bool emitted = false;   // has a block in this part's output
+  int slot = -1;          // its BlockOutput while the current block is written, else -1
+};
+
+/// Output functions by index (dense, in order of first use; stable within a part).
+class OutputFunctions {
+ public:
+  /// `version_objects`: empty, or the `ob=` of each version by load order (ELF images of the
+  /// JIT code; an empty entry: its source's object name). Names the definitions of every version
+  /// of `index` up front.
+  OutputFunctions(const SymbolIndex& index, std::span<const std::string> version_objects,
+                  NameTable* names);
+
+  /// A new part: no functions.
+  void Clear();
+  /// The output function named `key`, made when new (`jit`: named by the injector).
+  int For(const FunctionKey& key, bool jit);
+  /// The output function `version` becomes, with recursion suffix `suffix` (a name id, 0: none).
+  int Identity(const CodeVersion* version, uint32_t suffix);
+  /// The output function named `key`, or -1.
+  int Find(const FunctionKey& key) const {
+    const uint32_t* i = index_.find(key);
+    return i ? int(*i) : -1;
+  }
+
+  OutFunction& operator[](int i) { return functions_[size_t(i)]; }
+  const OutFunction& operator[](int i) const { return functions_[size_t(i)]; }
+  auto begin() { return functions_.begin(); }
+  auto end() { return functions_.end(); }
+  auto begin() const { return functions_.begin(); }
+  auto end() const { return functions_.end(); }
+  /// Definitions named with their position because several share a name.
+  int64_t disambiguated_groups() const { return definition_names_.disambiguated_groups(); }
+
+ private:
+  /// The definition `version` belongs to, with views into the index and version_objects_.
+  DefinitionSite SiteOf(const CodeVersion& version) const;
+
+  const SymbolIndex& symbols_;
+  std::span<const std::string> version_objects_;
+  NameTable* names_;
+  DefinitionNames definition_names_;
+  static FunctionKey KeyOf(const ChunkedVector<OutFunction>& t, uint32_t i) { return t[i].key; }
+  // In chunks: a part may have millions of functions, and a vector's doubling would hold the old
+  // and the new array at once.
+  ChunkedVector<OutFunction> functions_;
+  KeyIndex<FunctionKey, FunctionKeyHash, ChunkedVector<OutFunction>, KeyOf> index_{&functions_};
+  // Identity's, holding index + 1 (0: not made yet): by version load order for identities without
+  // a suffix (most: a map entry per version was 17 MB at 500K JIT functions), by (load order << 32
+  // | suffix id) for the others.
+  ChunkedVector<uint32_t> identity_by_version_;
+  FlatHashMap<uint64_t, uint32_t> identity_cache_;
+};
+
+}  // namespace cg_inject
