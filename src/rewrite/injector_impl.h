@@ -7,6 +7,15 @@
 //   block_rewriter.cc  one block: its version, its co-owners, who owns each record, the
 //                      synthesized edges, and writing the touched functions out
 //   part_checks.cc     invariants and statistics at the end of each part
+// and the parts they use, each with one job and its own tests:
+//   input_functions.h  the part's JIT-looking input functions and what each resolved to
+//   output_functions.h the part's output functions, and the one each code version becomes
+//   object_code.h      which indexed addresses are a real object's code, and whose
+//   version_lines.h    the source line and file of an address of a code version
+//   position_columns.h the instr and line columns, and the line column a profile gains
+//   reuse_split.h      a reused block's records divided among the versions that ran there
+//   record_agg.h       a block's records summed by position
+//   accounting.h       the invariants' sums
 #pragma once
 
 #include <array>
