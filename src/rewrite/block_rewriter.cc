@@ -130,57 +130,6 @@ FitsFn Injector::Impl::Fits() {
   };
 }
 
-bool Injector::Impl::IsOwn(int owner) const {
-  const std::vector<int>& ids = block_.split.identities;
-  return owner == block_.identity || std::find(ids.begin(), ids.end(), owner) != ids.end();
-}
-
-int Injector::Impl::Owner(uint64_t addr, const CodeVersion** version) {
-  const InFunction& block = In(block_.function);
-  *version = block_.version;
-  if (!columns_.has_instr()) return block_.identity;
-  if (block.jit) {
-    const FunctionKey* object_owner = nullptr;
-    if (objects_.IsObjectCode(addr, &object_owner)) {
-      // The ELF symbol that contains the address owns it. The function that had a cost line
-      // there is only a fallback for objects without symbols: Callgrind charges tail jumps
-      // inside native code to the jumping function (Node's builtins show it).
-      if (const FunctionKey* symbol_owner = objects_.SymbolOwner(addr)) object_owner = symbol_owner;
-      if (!object_owner) return block_.identity;
-      *version = nullptr;
-      int owner = out_.For(*object_owner, /*jit=*/false);
-      out_[owner].moved_in = true;
-      ++stats_.object_code_lines;
-      return owner;
-    }
-    const ReuseSplit& split = block_.split;
-    if (split.empty() && block_.version && block_.version->Contains(addr) &&
-        (!index_.Overlapped(*block_.version) || chooser_.FitsBoundary(*block_.version, addr))) {
-      // Most lines: the block's own version, which Choose prefers where it fits and returns
-      // wherever no other version lives (no instruction boundaries to decode then), so its own
-      // function (out_.Identity(version, 0) is the block's base identity).
-      *version = block_.version;
-      return block_.identity;
-    }
-    for (size_t i = 0; i < split.versions.size(); ++i) {
-      if (chooser_.FitsBoundary(*split.versions[i], addr)) {
-        *version = split.versions[i];
-        return split.identities[i];
-      }
-    }
-    const CodeVersion* v = chooser_.Choose(addr, block_.version, part_number_);
-    if (!v) return block_.identity;  // not covered: stays with the block's function
-    *version = v;
-    int base = out_.Identity(v, 0);
-    return base == block_.base_identity ? block_.identity : base;
-  }
-  if (!objects_.IsJitAddress(block.key.object, addr)) return block_.identity;
-  const CodeVersion* v = chooser_.Choose(addr, nullptr, part_number_);
-  if (!v) return block_.identity;
-  *version = v;
-  return out_.Identity(v, 0);
-}
-
 uint64_t Injector::Impl::AddrOf(const Position& pos) const {
   return columns_.has_instr() ? columns_.Instr(pos) : In(block_.function).entry;
 }
@@ -195,10 +144,6 @@ void Injector::Impl::Place(const Position& pos, uint32_t in_file, const CodeVers
   uint32_t line = 0;
   lines_.LineOf(*version, AddrOf(pos), &line, out_file);
   *out_pos = columns_.WithLine(pos, line);
-}
-
-int Injector::Impl::BaseOf(int owner) const {
-  return owner == block_.identity ? block_.base_identity : owner;
 }
 
 void Injector::Impl::RewriteJumps() {
@@ -221,13 +166,13 @@ void Injector::Impl::RewriteJumps() {
         tv = chooser_.Choose(target_addr, jit ? block_.version : nullptr, part_number_);
       if (tv) {
         int target_base = out_.Identity(tv, 0);
-        int target = target_base == BaseOf(owner) ? owner : target_base;
+        int target = target_base == block_.BaseOf(owner) ? owner : target_base;
         uint32_t line = 0, file = 0;
         lines_.LineOf(*tv, target_addr, &line, &file);
         out_key.target = columns_.WithLine(key.target, line);
         out_key.target_file = file;
         out_key.target_function = out_[target].key.function;
-        if (IsOwn(owner) && target_base != block_.base_identity) {
+        if (block_.IsOwn(owner) && target_base != block_.base_identity) {
           SynthEdge& e = Edge(block_.identity, target_base);
           e.jump_count += value.followed;
           if (!e.has_jump_site && value.followed > 0) {
@@ -298,7 +243,7 @@ void Injector::Impl::RewriteCost(const Position& pos, uint32_t file, size_t offs
     copy.assign(pool_.Get(offset).begin(), pool_.Get(offset).end());
     Output(owner).agg.AddCost(&pool_, out_key, copy);
   }
-  if (IsOwn(owner)) {
+  if (block_.IsOwn(owner)) {
     if (jit && owner == block_.identity && columns_.has_instr() &&
         (!block_.has_kept || PositionLess(block_.max_kept, out_key.pos))) {
       block_.has_kept = true;
@@ -329,7 +274,7 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   out_key.target_pos = key.target_pos;
   std::vector<uint64_t>& copy = scratch_costs_;
   copy.assign(pool_.Get(value.inclusive).begin(), pool_.Get(value.inclusive).end());
-  if (!IsOwn(owner)) {
+  if (!block_.IsOwn(owner)) {
     SynthEdge& e = Edge(block_.identity, owner);
     pool_.Add(e.inclusive, copy);
     if (!e.target_version) e.target_version = site_version;
@@ -345,14 +290,14 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   }
   const InFunction* target = found >= 0 ? &in_[found] : nullptr;
   if (target && target->jit && target->resolved) {
-    AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, target->version,
+    AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, target->version,
               target->identity, in_.SplitOf(found), target_addr);
     return;
   }
   // Most targets are code no other version overlaps: the only candidate, found without
   // collecting every version there (twice, with Choose).
   if (const CodeVersion* only = index_.Lookup(target_addr); only && !index_.Overlapped(*only)) {
-    AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, only,
+    AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, only,
               out_.Identity(only, suffix), nullptr, target_addr);
     return;
   }
@@ -361,7 +306,7 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
     // block, which may come later in the part: wait for it.
     PendingCall& p = pending_calls_[key.target].emplace_back();
     p.owner = owner;
-    p.owner_base = BaseOf(owner);
+    p.owner_base = block_.BaseOf(owner);
     p.key = out_key;
     p.count = value.count;
     p.inclusive = copy;
@@ -371,8 +316,8 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   }
   const CodeVersion* tv = chooser_.Choose(target_addr, nullptr, part_number_);
   if (!tv) tv = index_.Lookup(target_addr);
-  AddCallTo(owner, BaseOf(owner), out_key, value.count, copy, suffix, tv, out_.Identity(tv, suffix),
-            nullptr, target_addr);
+  AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, tv,
+            out_.Identity(tv, suffix), nullptr, target_addr);
 }
 
 void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, uint64_t count,

@@ -117,6 +117,7 @@ void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
 void Injector::Impl::OnLayout(const PartLayout& layout) {
   body_started_ = true;
   columns_.Set(layout.positions, /*may_add_line=*/!index_.empty());
+  owners_.StartPart(part_number_);  // final: later header lines are the part's trailing ones
   if (columns_.adds_line()) stats_.added_line_column = true;
   events_ = layout.events.size();
   first_event_is_ir_ = !layout.events.empty() && layout.events[0] == "Ir";

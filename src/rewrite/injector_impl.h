@@ -37,6 +37,7 @@
 #include "rewrite/output_functions.h"
 #include "rewrite/position_columns.h"
 #include "rewrite/record_agg.h"
+#include "rewrite/record_owners.h"
 #include "rewrite/reuse_split.h"
 #include "rewrite/synth_edge.h"
 #include "rewrite/version_lines.h"
@@ -63,9 +64,9 @@ struct CostLine {
 };
 
 /// The block being read: its records at input positions.
-struct CurrentBlock {
-  int function = -1;  // InFunction index
-  RecordAgg agg;      // JIT block: all records; ordinary block: the deferred ones
+struct CurrentBlock : ResolvedBlock {  // resolved when the block ends
+  int function = -1;                   // InFunction index
+  RecordAgg agg;                       // JIT block: all records; ordinary block: the deferred ones
   // A JIT block entered where only one version lived (no reused code to choose among) keeps its
   // cost lines in input order instead of summing them by position: its version does not depend
   // on them, and consumers sum lines at one position anyway. Summing, re-keying and re-sorting
@@ -80,11 +81,6 @@ struct CurrentBlock {
   bool has_kept = false;
   Position max_kept;
   uint32_t max_kept_file = 0;
-  // Resolved when the block ends.
-  const CodeVersion* version = nullptr;
-  int identity = -1;
-  int base_identity = -1;
-  ReuseSplit split;
 };
 
 /// A call into a JIT function at a reused address whose block has not been seen yet in this
@@ -147,9 +143,9 @@ class Injector::Impl {
   void FlushPending();
   /// The output function that owns the block's record at `addr`, and the version there (null:
   /// an ordinary function's own code).
-  int Owner(uint64_t addr, const CodeVersion** version);
-  bool IsOwn(int owner) const;
-  int BaseOf(int owner) const;
+  int Owner(uint64_t addr, const CodeVersion** version) {
+    return owners_.Owner(In(block_.function), block_, addr, version);
+  }
   uint64_t AddrOf(const Position& pos) const;
   /// Output position and file of a record at `pos` owned by `version` (null: left as it was).
   void Place(const Position& pos, uint32_t in_file, const CodeVersion* version, Position* out_pos,
@@ -189,6 +185,7 @@ class Injector::Impl {
   // old and the new array at once.
   InputFunctions in_;
   OutputFunctions out_;
+  RecordOwners owners_{index_, &chooser_, &objects_, &out_, &columns_};
   // The invariants' sums: every input record, and of those the ones the injector took out of the
   // stream and what it wrote instead. Lines that pass through count only once, in in_acc_, whose
   // per-function sums are kept for unnamed JIT functions only (the report's).

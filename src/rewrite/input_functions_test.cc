@@ -27,27 +27,30 @@ class NodeExtents : public ObjectExtents {
 
 class InputFunctionsTest : public ::testing::Test {
  protected:
-  InputFunctionsTest() {
-    uint32_t source = index_.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
-    Add(source, 0x40000000, 0x100, "f");
-    Add(source, 0x40001000, 0x100, "g");
-    Add(source, 0x40001000, 0x80, "g2");  // reused code: two versions at one entry
-    Add(source, 0x1000100, 0x80, "Builtin:Add");
-    index_.Finish();
-  }
-  void Add(uint32_t source, uint64_t start, uint64_t size, std::string_view name) {
-    CodeVersionSpec v;
-    v.start = start;
-    v.size = size;
-    v.raw_name = v.function_name = name;
-    v.source = source;
-    index_.Add(v);
+  // Before the members that read the index: ObjectCode takes its address span when made.
+  static bool BuildIndex(SymbolIndex* index) {
+    uint32_t source = index->AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
+    auto add = [&](uint64_t start, uint64_t size, std::string_view name) {
+      CodeVersionSpec v;
+      v.start = start;
+      v.size = size;
+      v.raw_name = v.function_name = name;
+      v.source = source;
+      index->Add(v);
+    };
+    add(0x40000000, 0x100, "f");
+    add(0x40001000, 0x100, "g");
+    add(0x40001000, 0x80, "g2");  // reused code: two versions at one entry
+    add(0x1000100, 0x80, "Builtin:Add");
+    index->Finish();
+    return true;
   }
   FunctionKey Key(std::string_view object, std::string_view function) {
     return {names_.Intern(object).id, names_.Intern("???").id, names_.Intern(function).id};
   }
 
   SymbolIndex index_;
+  bool built_ = BuildIndex(&index_);
   NodeExtents extents_;
   NameTable names_;
   ObjectCode objects_{index_, &extents_, &names_};

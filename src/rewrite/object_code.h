@@ -24,7 +24,8 @@ class SymbolIndex;
 /// addresses (not per function of the program).
 class ObjectCode {
  public:
-  /// `extents` may be null (no object is then known).
+  /// `index` is finished (its address span is taken here); `extents` may be null (no object is
+  /// then known).
   ObjectCode(const SymbolIndex& index, const ObjectExtents* extents, NameTable* names);
 
   /// An object name seen in the profile (`ob=`, `cob=`, the command's program): each is asked

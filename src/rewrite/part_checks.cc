@@ -67,6 +67,7 @@ InjectStats Injector::Impl::stats() const {
   InjectStats s = stats_;
   s.reused_addresses_seen = chooser_.reused_addresses();
   s.ambiguous_choices = chooser_.ambiguous_choices();
+  s.object_code_lines = owners_.object_code_lines();
   std::vector<InjectStats::Unresolved> top;
   for (const auto& [name, cost] : unresolved_cost_) {
     JitName jit;

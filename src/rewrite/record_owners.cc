@@ -1,0 +1,63 @@
+// Who owns each record of a block (see record_owners.h).
+#include "rewrite/record_owners.h"
+
+#include "cg_inject/symbols.h"
+#include "resolve/version_chooser.h"
+#include "rewrite/input_functions.h"
+#include "rewrite/object_code.h"
+#include "rewrite/output_functions.h"
+#include "rewrite/position_columns.h"
+
+namespace cg_inject {
+
+RecordOwners::RecordOwners(const SymbolIndex& index, VersionChooser* chooser, ObjectCode* objects,
+                           OutputFunctions* out, const PositionColumns* columns)
+    : index_(index), chooser_(chooser), objects_(objects), out_(out), columns_(columns) {}
+
+int RecordOwners::Owner(const InFunction& function, const ResolvedBlock& block, uint64_t addr,
+                        const CodeVersion** version) {
+  *version = block.version;
+  if (!columns_->has_instr()) return block.identity;
+  if (function.jit) {
+    const FunctionKey* object_owner = nullptr;
+    if (objects_->IsObjectCode(addr, &object_owner)) {
+      // The ELF symbol that contains the address owns it. The function that had a cost line
+      // there is only a fallback for objects without symbols: Callgrind charges tail jumps
+      // inside native code to the jumping function (Node's builtins show it).
+      if (const FunctionKey* symbol_owner = objects_->SymbolOwner(addr))
+        object_owner = symbol_owner;
+      if (!object_owner) return block.identity;
+      *version = nullptr;
+      int owner = out_->For(*object_owner, /*jit=*/false);
+      (*out_)[owner].moved_in = true;
+      ++object_code_lines_;
+      return owner;
+    }
+    const ReuseSplit& split = block.split;
+    if (split.empty() && block.version && block.version->Contains(addr) &&
+        (!index_.Overlapped(*block.version) || chooser_->FitsBoundary(*block.version, addr))) {
+      // Most lines: the block's own version, which Choose prefers where it fits and returns
+      // wherever no other version lives (no instruction boundaries to decode then), so its own
+      // function (Identity(version, 0) is the block's base identity).
+      return block.identity;
+    }
+    for (size_t i = 0; i < split.versions.size(); ++i) {
+      if (chooser_->FitsBoundary(*split.versions[i], addr)) {
+        *version = split.versions[i];
+        return split.identities[i];
+      }
+    }
+    const CodeVersion* v = chooser_->Choose(addr, block.version, part_number_);
+    if (!v) return block.identity;  // not covered: stays with the block's function
+    *version = v;
+    int base = out_->Identity(v, 0);
+    return base == block.base_identity ? block.identity : base;
+  }
+  if (!objects_->IsJitAddress(function.key.object, addr)) return block.identity;
+  const CodeVersion* v = chooser_->Choose(addr, nullptr, part_number_);
+  if (!v) return block.identity;
+  *version = v;
+  return out_->Identity(v, 0);
+}
+
+}  // namespace cg_inject
