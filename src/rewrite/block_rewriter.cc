@@ -41,7 +41,7 @@ void Injector::Impl::RewriteBlock() {
   FinalizeEdges();
   EmitOutputs();
   InFunction& f = In(block_.function);
-  if (f.jit && pending_calls_.count(f.key)) ResolvePending(f.key);
+  if (f.jit && pending_.IsWaiting(f.key)) ResolvePending(f.key);
   block_.agg.Clear();
   block_.lines.clear();
 }
@@ -304,7 +304,7 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   if ((!target || target->jit) && index_.LookupAll(target_addr).size() >= 2) {
     // Which of the versions at this reused address the call enters depends on the target's
     // block, which may come later in the part: wait for it.
-    PendingCall& p = pending_calls_[key.target].emplace_back();
+    PendingCall& p = pending_.Add(key.target);
     p.owner = owner;
     p.owner_base = block_.BaseOf(owner);
     p.key = out_key;
@@ -367,10 +367,8 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
 }
 
 void Injector::Impl::ResolvePending(const FunctionKey& target_key) {
-  auto it = pending_calls_.find(target_key);
-  if (it == pending_calls_.end()) return;
-  std::vector<PendingCall> calls = std::move(it->second);
-  pending_calls_.erase(it);
+  std::vector<PendingCall> calls = pending_.Take(target_key);
+  if (calls.empty()) return;
   int target = in_.Find(target_key);  // pending only for functions with a block
   const InFunction& t = in_[target];
   for (const PendingCall& p : calls) {
@@ -382,20 +380,14 @@ void Injector::Impl::ResolvePending(const FunctionKey& target_key) {
 
 void Injector::Impl::FlushPending() {
   // Targets whose block never came in this part: resolved as any call to an address.
-  std::vector<FunctionKey> keys;
-  for (const auto& [key, calls] : pending_calls_) keys.push_back(key);
-  std::sort(keys.begin(), keys.end(), [](const FunctionKey& a, const FunctionKey& b) {
-    return std::tie(a.object, a.file, a.function) < std::tie(b.object, b.file, b.function);
-  });
-  for (const FunctionKey& key : keys) {
-    for (const PendingCall& p : pending_calls_[key]) {
+  for (const auto& [key, calls] : pending_.TakeAll()) {
+    for (const PendingCall& p : calls) {
       const CodeVersion* tv = chooser_.Choose(p.target_addr, nullptr, part_number_);
       if (!tv) tv = index_.Lookup(p.target_addr);
       AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, tv,
                 out_.Identity(tv, p.target_suffix), nullptr, p.target_addr);
     }
   }
-  pending_calls_.clear();
   EmitOutputs();
   // A function that is only a call target still gets a block: consumers need one to name it.
   for (OutFunction& f : out_) {
@@ -476,91 +468,101 @@ void Injector::Impl::EmitOutputs() {
                         Name{f.key.function, names_.Text(f.key.function)}};
     downstream_->OnFunction(ctx);
     NoteWritten(f);
-    std::vector<CostLine>& costs = scratch_lines_;
-    costs.clear();
-    if (has_own) {
-      costs.swap(block_.own);  // block_.own is empty from here: written once
-      block_.own.clear();
-    }
-    for (const auto& entry : slot.agg.costs)
-      costs.push_back({entry.key.pos, entry.key.file, entry.value});
-    // By position, as Callgrind writes them (JIT blocks kept in order mostly are already).
-    auto less = [](const CostLine& a, const CostLine& b) {
-      if (a.pos != b.pos) return PositionLess(a.pos, b.pos);
-      return a.file < b.file;
-    };
-    if (!std::is_sorted(costs.begin(), costs.end(), less))
-      std::sort(costs.begin(), costs.end(), less);
-    Name file;  // the lines of a slot are mostly in one file: its text looked up once
-    for (const CostLine& line : costs) {
-      if (line.file != file.id || file.text.data() == nullptr)
-        file = Name{line.file, names_.Text(line.file)};
-      CostRecord rec{line.pos, file, pool_.Get(line.costs)};
-      downstream_->OnCost(rec);
-      if (f.jit) {
-        added_acc_.AddTotals(rec.costs);
-      } else {
-        added_acc_.Cost(rec.costs);
-      }
-    }
-
-    std::vector<const decltype(slot.agg.calls)::Slot*> calls;
-    for (const auto& entry : slot.agg.calls) calls.push_back(&entry);
-    std::sort(calls.begin(), calls.end(), [](auto* a, auto* b) {
-      const CallKey& x = a->key;
-      const CallKey& y = b->key;
-      if (x.site != y.site) return PositionLess(x.site, y.site);
-      if (x.site_file != y.site_file) return x.site_file < y.site_file;
-      if (!(x.target == y.target))
-        return std::tie(x.target.object, x.target.file, x.target.function) <
-               std::tie(y.target.object, y.target.file, y.target.function);
-      return PositionLess(x.target_pos, y.target_pos);
-    });
-    for (const auto* entry : calls) {
-      const CallKey& k = entry->key;
-      CallRecord rec;
-      rec.count = entry->value.count;
-      rec.target = k.target_pos;
-      rec.source = k.site;
-      rec.source_file = Name{k.site_file, names_.Text(k.site_file)};
-      rec.target_object = Name{k.target.object, names_.Text(k.target.object)};
-      rec.target_file = Name{k.target.file, names_.Text(k.target.file)};
-      rec.target_function = Name{k.target.function, names_.Text(k.target.function)};
-      rec.inclusive = pool_.Get(entry->value.inclusive);
-      downstream_->OnCall(rec);
-      if (!f.jit) added_acc_.CallCost(rec.inclusive);
-      // Targets the injector named are checked by their OutFunction (called, emitted).
-      if (!entry->value.named_target) {
-        int named = out_.Find(k.target);
-        if (named < 0 || !out_[named].jit) in_acc_.At(k.target).added_called = true;
-      }
-    }
-
-    std::vector<const decltype(slot.agg.jumps)::Slot*> jumps;
-    for (const auto& entry : slot.agg.jumps) jumps.push_back(&entry);
-    std::sort(jumps.begin(), jumps.end(), [](auto* a, auto* b) {
-      const JumpKey& x = a->key;
-      const JumpKey& y = b->key;
-      if (x.site != y.site) return PositionLess(x.site, y.site);
-      if (x.target != y.target) return PositionLess(x.target, y.target);
-      return std::tie(x.site_file, x.target_file, x.target_function, x.conditional) <
-             std::tie(y.site_file, y.target_file, y.target_function, y.conditional);
-    });
-    for (const auto* entry : jumps) {
-      const JumpKey& k = entry->key;
-      JumpRecord rec;
-      rec.conditional = k.conditional;
-      rec.followed = entry->value.followed;
-      rec.executed = entry->value.executed;
-      rec.target = k.target;
-      rec.source = k.site;
-      rec.source_file = Name{k.site_file, names_.Text(k.site_file)};
-      rec.target_file = Name{k.target_file, names_.Text(k.target_file)};
-      rec.target_function = Name{k.target_function, names_.Text(k.target_function)};
-      downstream_->OnJump(rec);
-    }
+    EmitCosts(f, slot, has_own);
+    EmitCalls(f, slot);
+    EmitJumps(slot);
   }
   slots_used_ = 0;
+}
+
+void Injector::Impl::EmitCosts(const OutFunction& f, const BlockOutput& slot, bool has_own) {
+  std::vector<CostLine>& costs = scratch_lines_;
+  costs.clear();
+  if (has_own) {
+    costs.swap(block_.own);  // block_.own is empty from here: written once
+    block_.own.clear();
+  }
+  for (const auto& entry : slot.agg.costs)
+    costs.push_back({entry.key.pos, entry.key.file, entry.value});
+  // By position, as Callgrind writes them (JIT blocks kept in order mostly are already).
+  auto less = [](const CostLine& a, const CostLine& b) {
+    if (a.pos != b.pos) return PositionLess(a.pos, b.pos);
+    return a.file < b.file;
+  };
+  if (!std::is_sorted(costs.begin(), costs.end(), less))
+    std::sort(costs.begin(), costs.end(), less);
+  Name file;  // the lines of a slot are mostly in one file: its text looked up once
+  for (const CostLine& line : costs) {
+    if (line.file != file.id || file.text.data() == nullptr)
+      file = Name{line.file, names_.Text(line.file)};
+    CostRecord rec{line.pos, file, pool_.Get(line.costs)};
+    downstream_->OnCost(rec);
+    if (f.jit) {
+      added_acc_.AddTotals(rec.costs);
+    } else {
+      added_acc_.Cost(rec.costs);
+    }
+  }
+}
+
+void Injector::Impl::EmitCalls(const OutFunction& f, const BlockOutput& slot) {
+  std::vector<const decltype(slot.agg.calls)::Slot*> calls;
+  for (const auto& entry : slot.agg.calls) calls.push_back(&entry);
+  std::sort(calls.begin(), calls.end(), [](auto* a, auto* b) {
+    const CallKey& x = a->key;
+    const CallKey& y = b->key;
+    if (x.site != y.site) return PositionLess(x.site, y.site);
+    if (x.site_file != y.site_file) return x.site_file < y.site_file;
+    if (!(x.target == y.target))
+      return std::tie(x.target.object, x.target.file, x.target.function) <
+             std::tie(y.target.object, y.target.file, y.target.function);
+    return PositionLess(x.target_pos, y.target_pos);
+  });
+  for (const auto* entry : calls) {
+    const CallKey& k = entry->key;
+    CallRecord rec;
+    rec.count = entry->value.count;
+    rec.target = k.target_pos;
+    rec.source = k.site;
+    rec.source_file = Name{k.site_file, names_.Text(k.site_file)};
+    rec.target_object = Name{k.target.object, names_.Text(k.target.object)};
+    rec.target_file = Name{k.target.file, names_.Text(k.target.file)};
+    rec.target_function = Name{k.target.function, names_.Text(k.target.function)};
+    rec.inclusive = pool_.Get(entry->value.inclusive);
+    downstream_->OnCall(rec);
+    if (!f.jit) added_acc_.CallCost(rec.inclusive);
+    // Targets the injector named are checked by their OutFunction (called, emitted).
+    if (!entry->value.named_target) {
+      int named = out_.Find(k.target);
+      if (named < 0 || !out_[named].jit) in_acc_.At(k.target).added_called = true;
+    }
+  }
+}
+
+void Injector::Impl::EmitJumps(const BlockOutput& slot) {
+  std::vector<const decltype(slot.agg.jumps)::Slot*> jumps;
+  for (const auto& entry : slot.agg.jumps) jumps.push_back(&entry);
+  std::sort(jumps.begin(), jumps.end(), [](auto* a, auto* b) {
+    const JumpKey& x = a->key;
+    const JumpKey& y = b->key;
+    if (x.site != y.site) return PositionLess(x.site, y.site);
+    if (x.target != y.target) return PositionLess(x.target, y.target);
+    return std::tie(x.site_file, x.target_file, x.target_function, x.conditional) <
+           std::tie(y.site_file, y.target_file, y.target_function, y.conditional);
+  });
+  for (const auto* entry : jumps) {
+    const JumpKey& k = entry->key;
+    JumpRecord rec;
+    rec.conditional = k.conditional;
+    rec.followed = entry->value.followed;
+    rec.executed = entry->value.executed;
+    rec.target = k.target;
+    rec.source = k.site;
+    rec.source_file = Name{k.site_file, names_.Text(k.site_file)};
+    rec.target_file = Name{k.target_file, names_.Text(k.target_file)};
+    rec.target_function = Name{k.target_function, names_.Text(k.target_function)};
+    downstream_->OnJump(rec);
+  }
 }
 
 }  // namespace cg_inject

@@ -61,7 +61,7 @@ void Injector::Impl::OnPartBegin(int part_index) {
   added_acc_.Reset(0);
   in_.Clear();
   out_.Clear();
-  pending_calls_.clear();
+  pending_.Clear();
   mode_ = Mode::kNone;
   block_.function = -1;
   ++stats_.parts;

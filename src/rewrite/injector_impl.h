@@ -1,7 +1,7 @@
 // Internals of Injector (include/cg_inject/inject.h). The injector streams: each input block is
 // rewritten as soon as it ends (block_rewriter.cc) and only what is per function or per symbol
 // stays for the rest of the part (names, output identities, the invariants' per-function sums),
-// plus the rare calls into a reused block that has not been seen yet (pending_calls_).
+// plus the rare calls into a reused block that has not been seen yet (pending_).
 //   injector.cc        the record callbacks: ordinary lines straight through, the rest into the
 //                      current block (its aggregate, or its cost lines in order)
 //   block_rewriter.cc  one block: its version, its co-owners, who owns each record, the
@@ -18,7 +18,6 @@
 //   accounting.h       the invariants' sums
 #pragma once
 
-#include <array>
 #include <map>
 #include <span>
 #include <string>
@@ -35,6 +34,7 @@
 #include "rewrite/input_functions.h"
 #include "rewrite/object_code.h"
 #include "rewrite/output_functions.h"
+#include "rewrite/pending_calls.h"
 #include "rewrite/position_columns.h"
 #include "rewrite/record_agg.h"
 #include "rewrite/record_owners.h"
@@ -82,19 +82,6 @@ struct CurrentBlock : ResolvedBlock {  // resolved when the block ends
   Position max_kept;
   uint32_t max_kept_file = 0;
 };
-
-/// A call into a JIT function at a reused address whose block has not been seen yet in this
-/// part: which version it enters depends on that block. Its site is already placed.
-struct PendingCall {
-  int owner = -1, owner_base = -1;
-  CallKey key;  // output site; target and target position still as read
-  uint64_t count = 0;
-  std::vector<uint64_t> inclusive;
-  uint64_t target_addr = 0;
-  uint32_t target_suffix = 0;
-};
-
-// Keys of the per-function tables below, for their KeyIndex.
 
 class Injector::Impl {
  public:
@@ -154,8 +141,12 @@ class Injector::Impl {
   BlockOutput& Output(int function);
   SynthEdge& Edge(int caller, int target);
   void FinalizeEdges();
-  /// Writes the functions the block gave records to.
+  /// Writes the functions the block gave records to: for each, its cost lines (with the block's
+  /// own kept lines when it is the block's function), calls and jumps, each by position.
   void EmitOutputs();
+  void EmitCosts(const OutFunction& f, const BlockOutput& slot, bool has_own);
+  void EmitCalls(const OutFunction& f, const BlockOutput& slot);
+  void EmitJumps(const BlockOutput& slot);
   /// Bookkeeping for the invariants when `f`'s block is written.
   void NoteWritten(const OutFunction& f);
 
@@ -194,7 +185,7 @@ class Injector::Impl {
   uint64_t resolved_jit_cost_before_ = 0;
   // Calls waiting for their target's block, by target InFunction index. Rare: only calls into
   // reused addresses before the target's block.
-  std::unordered_map<FunctionKey, std::vector<PendingCall>, FunctionKeyHash> pending_calls_;
+  PendingCalls pending_;
 
   // The block being read and written.
   Mode mode_ = Mode::kNone;
