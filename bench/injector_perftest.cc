@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "cg_inject/diagnostics.h"
 #include "cg_inject/inject.h"
 #include "cg_inject/profile.h"
 #include "cg_inject/symbols.h"
@@ -75,8 +74,7 @@ int main() {
   for (int run = 0; run < 5; ++run) {
     std::mt19937_64 rng(42);
     CountingSink sink;
-    Diagnostics diagnostics;
-    Injector injector(index, nullptr, InjectOptions{}, &sink, &diagnostics);
+    Injector injector(index, nullptr, InjectOptions{}, &sink);
     auto start = std::chrono::steady_clock::now();
     injector.OnPartBegin(0);
     injector.OnLayout(PartLayout{layout, events});

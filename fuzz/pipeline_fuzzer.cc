@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   InjectStats stats;
   try {
     CallgrindWriter writer(&written);
-    Injector injector(index, nullptr, InjectOptions{}, &writer, &diagnostics);
+    Injector injector(index, nullptr, InjectOptions{}, &writer);
     auto in = OpenMemoryInput(profile, "fuzz");
     ReadCallgrind(*in, injector, {.diagnostics = &diagnostics});
     writer.Flush();

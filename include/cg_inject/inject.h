@@ -67,7 +67,6 @@
 
 namespace cg_inject {
 
-class Diagnostics;
 class SymbolIndex;
 
 /// Tells an object's own code (Callgrind writes its addresses relative to the load bias, i.e. as
@@ -176,12 +175,12 @@ class InvariantError : public InputError {
 /// blocks only per-function state is kept (names, output identities, the invariants' sums), plus
 /// the calls into a reused address whose block has not come yet, so memory grows with distinct
 /// functions and the largest block, never with the file.
-/// Requires: `index` finished; `index`, `extents`, `downstream`, `diagnostics` and the reader
-/// that feeds this sink outlive the Injector (names are forwarded as views).
+/// Requires: `index` finished; `index`, `extents`, `downstream` and the reader that feeds this
+/// sink outlive the Injector (names are forwarded as views).
 class Injector : public ProfileSink {
  public:
   Injector(const SymbolIndex& index, const ObjectExtents* extents, const InjectOptions& options,
-           ProfileSink* downstream, Diagnostics* diagnostics);
+           ProfileSink* downstream);
   ~Injector() override;
   Injector(const Injector&) = delete;
   Injector& operator=(const Injector&) = delete;

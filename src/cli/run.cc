@@ -327,7 +327,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   inject_options.version_objects = images.object_by_version;
   std::unique_ptr<Injector> injector;
   if (!no_sources) {
-    injector = std::make_unique<Injector>(index, extents, inject_options, tail, diagnostics);
+    injector = std::make_unique<Injector>(index, extents, inject_options, tail);
   }
   CallgrindReaderOptions reader_options;
   reader_options.diagnostics = diagnostics;  // tolerates ids old Callgrinds never defined

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "cg_inject/diagnostics.h"
 #include "cg_inject/symbols.h"
 #include "resolve/jit_name.h"
 #include "rewrite/injector_impl.h"
@@ -13,8 +12,8 @@
 namespace cg_inject {
 
 Injector::Injector(const SymbolIndex& index, const ObjectExtents* extents,
-                   const InjectOptions& options, ProfileSink* downstream, Diagnostics* diagnostics)
-    : impl_(std::make_unique<Impl>(index, extents, options, downstream, diagnostics)) {}
+                   const InjectOptions& options, ProfileSink* downstream)
+    : impl_(std::make_unique<Impl>(index, extents, options, downstream)) {}
 Injector::~Injector() = default;
 void Injector::OnPartBegin(int part_index) { impl_->OnPartBegin(part_index); }
 void Injector::OnHeader(std::string_view key, std::string_view value) {
@@ -30,12 +29,10 @@ void Injector::OnAbort() { impl_->OnAbort(); }
 InjectStats Injector::stats() const { return impl_->stats(); }
 
 Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
-                     const InjectOptions& options, ProfileSink* downstream,
-                     Diagnostics* diagnostics)
+                     const InjectOptions& options, ProfileSink* downstream)
     : index_(index),
       options_(options),
       downstream_(downstream),
-      diagnostics_(diagnostics),
       chooser_(index, options.arch),
       objects_(index, extents, &names_),
       in_(index, objects_, &names_),
@@ -48,7 +45,6 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
 }
 
 void Injector::Impl::OnPartBegin(int part_index) {
-  part_index_ = part_index;
   part_number_ = part_index + 1;
   body_started_ = false;
   trailing_headers_.clear();

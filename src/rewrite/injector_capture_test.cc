@@ -88,7 +88,7 @@ void InjectCapture(const Capture& c, Result* r) {
     CallgrindWriter writer(&bytes);
     InjectOptions options;
     options.arch = c.code_arch;
-    Injector injector(index, nullptr, options, &writer, &diagnostics);
+    Injector injector(index, nullptr, options, &writer);
     Read(input, &injector);
     writer.Flush();
     r->stats = injector.stats();

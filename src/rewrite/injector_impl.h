@@ -86,7 +86,7 @@ struct CurrentBlock : ResolvedBlock {  // resolved when the block ends
 class Injector::Impl {
  public:
   Impl(const SymbolIndex& index, const ObjectExtents* extents, const InjectOptions& options,
-       ProfileSink* downstream, Diagnostics* diagnostics);
+       ProfileSink* downstream);
 
   void OnPartBegin(int part_index);
   void OnHeader(std::string_view key, std::string_view value);
@@ -158,14 +158,12 @@ class Injector::Impl {
   const SymbolIndex& index_;
   InjectOptions options_;
   ProfileSink* downstream_;
-  Diagnostics* diagnostics_;
   VersionChooser chooser_;
   NameTable names_;
   ObjectCode objects_;
   VersionLines lines_{&names_};
 
   // Part state: per function, never per position.
-  int part_index_ = 0;
   int64_t part_number_ = 1;
   bool body_started_ = false;
   std::vector<std::pair<std::string, std::string>> trailing_headers_;

@@ -6,7 +6,6 @@
 #include <random>
 #include <string>
 
-#include "cg_inject/diagnostics.h"
 #include "cg_inject/inject.h"
 #include "cg_inject/symbols.h"
 #include "rewrite/test_profile.h"
@@ -123,8 +122,7 @@ TEST_P(RandomProfileTest, InvariantsHold) {
   testing::FeedProfile(p, &input);
   InjectOptions options;
   options.force = true;  // report violations through the stats, so the test can print them
-  Diagnostics diagnostics;
-  Injector injector(index, nullptr, options, &output, &diagnostics);
+  Injector injector(index, nullptr, options, &output);
   testing::FeedProfile(p, &injector);
   InjectStats stats = injector.stats();
   EXPECT_TRUE(stats.invariant_violations.empty())

@@ -12,7 +12,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "cg_inject/diagnostics.h"
 #include "cg_inject/symbols.h"
 #include "rewrite/test_profile.h"
 
@@ -74,7 +73,7 @@ class InjectorTest : public ::testing::Test {
   /// Runs the injector over `input`; returns false if it threw.
   void Run(std::string_view input, const ObjectExtents* extents = nullptr) {
     index_.Finish();
-    Injector injector(index_, extents, options_, &out_, &diagnostics_);
+    Injector injector(index_, extents, options_, &out_);
     FeedProfile(input, &injector);
     stats_ = injector.stats();
     EXPECT_TRUE(out_.IdsConsistent());
@@ -165,7 +164,6 @@ class InjectorTest : public ::testing::Test {
   uint32_t source_ = 0;
   InjectOptions options_;
   RecordingSink out_;
-  Diagnostics diagnostics_;
   InjectStats stats_;
   std::string annotate_text_;
 };
@@ -247,7 +245,7 @@ TEST_F(InjectorTest, MergedCountsPast64BitsAreRefused) {
   AddSource(kJit);
   Add(0x1000, 0x100, "f", "f.js", 10);
   index_.Finish();
-  Injector injector(index_, nullptr, options_, &out_, &diagnostics_);
+  Injector injector(index_, nullptr, options_, &out_);
   try {
     FeedProfile(R"(positions: line
 events: Ir
