@@ -8,9 +8,6 @@
 namespace cg_inject {
 namespace {
 
-// A batch is handed over once it holds this much; a few in flight keep both threads busy
-// and hold about a megabyte.
-constexpr size_t kBatchBytes = size_t{256} << 10;
 constexpr size_t kMaxQueued = 4;
 
 enum class Tag : uint8_t {
@@ -82,14 +79,14 @@ void BackgroundSink::PutText(std::string_view text) {
 void BackgroundSink::OnPartBegin(int part_index) {
   PutValue(Tag::kPartBegin);
   PutValue(part_index);
-  Hand(false);
+  HandWhenFull();
 }
 
 void BackgroundSink::OnHeader(std::string_view key, std::string_view value) {
   PutValue(Tag::kHeader);
   PutText(key);
   PutText(value);
-  Hand(false);
+  HandWhenFull();
 }
 
 void BackgroundSink::OnRawHeader(std::string_view key, std::string_view value,
@@ -98,7 +95,7 @@ void BackgroundSink::OnRawHeader(std::string_view key, std::string_view value,
   PutText(key);
   PutText(value);
   PutText(raw);
-  Hand(false);
+  HandWhenFull();
 }
 
 void BackgroundSink::OnLayout(const PartLayout& layout) {
@@ -106,7 +103,7 @@ void BackgroundSink::OnLayout(const PartLayout& layout) {
   PutValue(layout.positions);
   PutValue(uint32_t(layout.events.size()));
   for (std::string_view event : layout.events) PutText(event);
-  Hand(false);
+  HandWhenFull();
 }
 
 void BackgroundSink::OnFunction(const FunctionContext& function) {
@@ -115,7 +112,7 @@ void BackgroundSink::OnFunction(const FunctionContext& function) {
   PutValue(function.file);
   PutValue(function.function);
   PutText(function.raw);
-  Hand(false);
+  HandWhenFull();
 }
 
 void BackgroundSink::OnCost(const CostRecord& cost) {
@@ -129,7 +126,7 @@ void BackgroundSink::OnCost(const CostRecord& cost) {
   at = StoreText(at, cost.raw);
   at = Store(at, cost.raw_base);
   assert(at == batch_.data() + used_);  // the claim was the record's size
-  Hand(false);
+  HandWhenFull();
 }
 
 void BackgroundSink::OnCall(const CallRecord& call) {
@@ -148,7 +145,7 @@ void BackgroundSink::OnCall(const CallRecord& call) {
   at = StoreText(at, call.raw);
   at = Store(at, call.raw_base);
   assert(at == batch_.data() + used_);
-  Hand(false);
+  HandWhenFull();
 }
 
 void BackgroundSink::OnJump(const JumpRecord& jump) {
@@ -163,7 +160,7 @@ void BackgroundSink::OnJump(const JumpRecord& jump) {
   PutValue(jump.target_function);
   PutText(jump.raw);
   PutValue(jump.raw_base);
-  Hand(false);
+  HandWhenFull();
 }
 
 void BackgroundSink::OnPartEnd() {

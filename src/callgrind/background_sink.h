@@ -86,6 +86,13 @@ class BackgroundSink : public ProfileSink {
   void PutText(std::string_view text);
   /// Hands the current batch to the thread when it is full (or `force`); rethrows its error.
   void Hand(bool force);
+  /// Hand(false) where the batch is full, inline: it runs after every record.
+  void HandWhenFull() {
+    if (used_ >= kBatchBytes) Hand(false);
+  }
+  // A batch is handed over once it holds this much; a few in flight keep both threads busy
+  // and hold about a megabyte.
+  static constexpr size_t kBatchBytes = size_t{256} << 10;
   /// Hands the current batch and waits until the thread is idle; rethrows its error.
   void WaitIdle();
   void Stop();

@@ -40,17 +40,30 @@ void PartTotals::Function(uint32_t object, uint32_t file, uint32_t function) {
 }
 
 bool PartTotals::AddCost(std::span<const uint64_t> costs, size_t* event, bool* inclusive) {
-  size_t n = std::min(costs.size(), events_);
+  const size_t n = std::min(costs.size(), events_);
+  uint64_t* sums = sums_.data();
+  uint64_t* function = current_ == SIZE_MAX ? nullptr : inclusive_.data() + current_;
+  // Every line of a profile comes here: add without reporting, and only when some sum would
+  // pass 2^64 take the additions back and find the first that does, as the contract says.
+  bool overflow = false;
+  for (size_t i = 0; i < n; ++i) {
+    overflow |= __builtin_add_overflow(sums[i], costs[i], &sums[i]);
+    if (function) overflow |= __builtin_add_overflow(function[i], costs[i], &function[i]);
+  }
+  if (!overflow) return true;
+  for (size_t i = 0; i < n; ++i) {  // wrapping subtraction undoes a wrapping addition
+    sums[i] -= costs[i];
+    if (function) function[i] -= costs[i];
+  }
   for (size_t i = 0; i < n; ++i) {
     *event = i;
     *inclusive = false;
-    if (__builtin_add_overflow(sums_[i], costs[i], &sums_[i])) return false;
-    if (current_ == SIZE_MAX) continue;
+    if (__builtin_add_overflow(sums[i], costs[i], &sums[i])) return false;
+    if (!function) continue;
     *inclusive = true;
-    if (__builtin_add_overflow(inclusive_[current_ + i], costs[i], &inclusive_[current_ + i]))
-      return false;
+    if (__builtin_add_overflow(function[i], costs[i], &function[i])) return false;
   }
-  return true;
+  return true;  // not reached: some addition overflowed above
 }
 
 bool PartTotals::AddCall(std::span<const uint64_t> costs, size_t* event) {

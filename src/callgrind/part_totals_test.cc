@@ -30,6 +30,29 @@ TEST(PartTotalsTest, SameNameInAnotherFileIsAnotherFunction) {
   EXPECT_EQ(event, 0u);
 }
 
+// The reader's message names the first sum that would pass 2^64, in event order, the part's
+// total before the function's.
+TEST(PartTotalsTest, OverflowNamesTheFirstEventAndWhichSum) {
+  PartTotals totals;
+  totals.Reset(3);
+  size_t event = 9;
+  bool inclusive = false;
+  totals.Function(1, 1, 1);
+  EXPECT_TRUE(totals.AddCall(std::vector<uint64_t>{0, UINT64_MAX, 0}, &event));
+  EXPECT_FALSE(totals.AddCost(std::vector<uint64_t>{1, 1, 0}, &event, &inclusive));
+  EXPECT_EQ(event, 1u);
+  EXPECT_TRUE(inclusive);
+  EXPECT_EQ(totals.sums()[0], 1u);  // the events before the failing one are added
+
+  totals.Reset(3);
+  totals.Function(1, 1, 1);
+  EXPECT_TRUE(totals.AddCost(std::vector<uint64_t>{0, 0, UINT64_MAX}, &event, &inclusive));
+  EXPECT_FALSE(totals.AddCost(std::vector<uint64_t>{2, 0, 1}, &event, &inclusive));
+  EXPECT_EQ(event, 2u);
+  EXPECT_FALSE(inclusive);
+  EXPECT_EQ(totals.sums()[0], 2u);
+}
+
 TEST(PartTotalsTest, ResetStartsOver) {
   PartTotals totals;
   totals.Reset(2);
