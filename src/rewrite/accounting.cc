@@ -12,12 +12,16 @@ namespace {
 // input side cannot wrap; the output side can, when the pieces of one JIT function and their
 // call edges are merged. A wrapped sum would make the invariant checks compare wrapped numbers,
 // so every sum is checked.
-void Add(uint64_t* sum, uint64_t value) {
-  if (__builtin_add_overflow(*sum, value, sum)) {
-    throw InputError(
-        "expected cost sums below 2^64, got an overflow adding up the merged pieces of one "
-        "function (the profile's costs are too large to merge)");
-  }
+[[noreturn, gnu::noinline, gnu::cold]] void ThrowSumOverflow() {
+  throw InputError(
+      "expected cost sums below 2^64, got an overflow adding up the merged pieces of one "
+      "function (the profile's costs are too large to merge)");
+}
+
+// Inline, the throw out of line: every record of a profile adds to two or three of these sums.
+inline void Add(uint64_t* sum, uint64_t value) {
+  if (__builtin_add_overflow(*sum, value, sum)) [[unlikely]]
+    ThrowSumOverflow();
 }
 
 }  // namespace
