@@ -216,31 +216,27 @@ std::string Quote(std::string_view text) {
 }
 
 /// ScanDecimal, or a 0x hex number (either case), as Callgrind writes addresses. "0x" without hex
-/// digits, or with more than 64 bits of them, is the number 0 followed by 'x'.
+/// digits, or with more than 64 bits of them, is the number 0 followed by 'x'. Decimal first:
+/// most numbers are, and a hex one shows as a lone 0 followed by 'x'.
 [[gnu::always_inline]] inline const char* ScanNumber(const char* p, const char* end,
                                                      uint64_t* value) {
-  if (end - p > 2 && p[0] == '0' && p[1] == 'x') {
-    uint64_t v = 0;
-    const char* q = p + 2;
-    for (; q != end; ++q) {
-      char c = *q;
-      unsigned d = IsDigit(c)                               ? unsigned(c - '0')
-                   : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? unsigned((c | 0x20) - 'a' + 10)
-                                                            : 16;
-      if (d == 16) break;
-      if (v >> 60 != 0) {
-        q = nullptr;  // past 64 bits
-        break;
-      }
-      v = v << 4 | d;
-    }
-    if (q != nullptr && q != p + 2) {
-      *value = v;
-      return q;
-    }
-    // Not hex after all: the number is the "0" before the 'x'.
+  const char* decimal_end = ScanDecimal(p, end, value);
+  if (decimal_end != p + 1 || *p != '0' || decimal_end == end || *decimal_end != 'x')
+    return decimal_end;
+  uint64_t v = 0;
+  const char* q = p + 2;
+  for (; q != end; ++q) {
+    char c = *q;
+    unsigned d = IsDigit(c)                               ? unsigned(c - '0')
+                 : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? unsigned((c | 0x20) - 'a' + 10)
+                                                          : 16;
+    if (d == 16) break;
+    if (v >> 60 != 0) return decimal_end;  // past 64 bits: the "0" before the 'x'
+    v = v << 4 | d;
   }
-  return ScanDecimal(p, end, value);
+  if (q == p + 2) return decimal_end;  // no hex digits
+  *value = v;
+  return q;
 }
 
 /// Parses one whole number token at *p (decimal or 0x hex); false if it is not one.
