@@ -13,6 +13,8 @@
 //   object_code.h      which indexed addresses are a real object's code, and whose
 //   version_lines.h    the source line and file of an address of a code version
 //   position_columns.h the instr and line columns, and the line column a profile gains
+//   record_owners.h    who owns each record of a block
+//   pending_calls.h    calls into reused code waiting for their target's block
 //   reuse_split.h      a reused block's records divided among the versions that ran there
 //   record_agg.h       a block's records summed by position
 //   accounting.h       the invariants' sums
@@ -27,7 +29,6 @@
 
 #include "cg_inject/inject.h"
 #include "cg_inject/symbols.h"
-#include "resolve/definition_names.h"
 #include "resolve/name_table.h"
 #include "resolve/version_chooser.h"
 #include "rewrite/accounting.h"
@@ -41,8 +42,6 @@
 #include "rewrite/reuse_split.h"
 #include "rewrite/synth_edge.h"
 #include "rewrite/version_lines.h"
-#include "util/chunked_vector.h"
-#include "util/flat_hash_map.h"
 
 namespace cg_inject {
 
