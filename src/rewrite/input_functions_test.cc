@@ -2,46 +2,29 @@
 
 #include <gtest/gtest.h>
 
-#include <optional>
 #include <string>
 
 #include "cg_inject/inject.h"
 #include "cg_inject/symbols.h"
 #include "resolve/name_table.h"
 #include "rewrite/object_code.h"
+#include "rewrite/rewrite_test_util.h"
 
 namespace cg_inject {
 namespace {
 
-// /usr/bin/node: absolute addresses, its code at [0x1000000, 0x2000000).
-class NodeExtents : public ObjectExtents {
- public:
-  std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
-    if (object != "/usr/bin/node") return std::nullopt;
-    return addr >= 0x1000000 && addr < 0x2000000;
-  }
-  bool AddressesAreAbsolute(std::string_view object) const override {
-    return object == "/usr/bin/node";
-  }
-};
+using testing::AddVersion;
+using testing::FakeExtents;
 
 class InputFunctionsTest : public ::testing::Test {
  protected:
   // Before the members that read the index: ObjectCode takes its address span when made.
   static bool BuildIndex(SymbolIndex* index) {
     uint32_t source = index->AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
-    auto add = [&](uint64_t start, uint64_t size, std::string_view name) {
-      CodeVersionSpec v;
-      v.start = start;
-      v.size = size;
-      v.raw_name = v.function_name = name;
-      v.source = source;
-      index->Add(v);
-    };
-    add(0x40000000, 0x100, "f");
-    add(0x40001000, 0x100, "g");
-    add(0x40001000, 0x80, "g2");  // reused code: two versions at one entry
-    add(0x1000100, 0x80, "Builtin:Add");
+    AddVersion(index, source, 0x40000000, 0x100, "f");
+    AddVersion(index, source, 0x40001000, 0x100, "g");
+    AddVersion(index, source, 0x40001000, 0x80, "g2");  // reused code: two versions at one entry
+    AddVersion(index, source, 0x1000100, 0x80, "Builtin:Add");
     index->Finish();
     return true;
   }
@@ -51,7 +34,7 @@ class InputFunctionsTest : public ::testing::Test {
 
   SymbolIndex index_;
   bool built_ = BuildIndex(&index_);
-  NodeExtents extents_;
+  FakeExtents extents_ = FakeExtents::Node(0x1000000, 0x2000000);
   NameTable names_;
   ObjectCode objects_{index_, &extents_, &names_};
   InputFunctions in_{index_, objects_, &names_};

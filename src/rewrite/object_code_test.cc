@@ -2,64 +2,30 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-#include <optional>
 #include <string>
 
 #include "cg_inject/inject.h"
 #include "cg_inject/symbols.h"
 #include "resolve/name_table.h"
+#include "rewrite/rewrite_test_util.h"
 
 namespace cg_inject {
 namespace {
 
-// Objects by name: one address range each, absolute or not, and symbols by start address.
-class FakeExtents : public ObjectExtents {
- public:
-  struct Object {
-    uint64_t lo = 0, hi = 0;
-    bool absolute = false;
-    std::map<uint64_t, std::string> symbols;  // start -> name; each runs to the next or hi
-  };
-  std::map<std::string, Object, std::less<>> objects;
-
-  std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
-    auto it = objects.find(object);
-    if (it == objects.end()) return std::nullopt;
-    return addr >= it->second.lo && addr < it->second.hi;
-  }
-  bool AddressesAreAbsolute(std::string_view object) const override {
-    auto it = objects.find(object);
-    return it != objects.end() && it->second.absolute;
-  }
-  std::optional<std::string> FunctionAt(std::string_view object, uint64_t addr) const override {
-    auto it = objects.find(object);
-    if (it == objects.end()) return std::nullopt;
-    auto symbol = it->second.symbols.upper_bound(addr);
-    if (symbol == it->second.symbols.begin()) return std::nullopt;
-    return std::prev(symbol)->second;
-  }
-};
+using testing::AddVersion;
+using testing::FakeExtents;
 
 class ObjectCodeTest : public ::testing::Test {
  protected:
   ObjectCodeTest() {
     uint32_t source = index_.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
     // JIT code, and a "builtin" that the map lists inside /usr/bin/node's own code.
-    AddVersion(source, 0x40000000, 0x100, "LazyCompile:*f a.js:1");
-    AddVersion(source, 0x1000100, 0x80, "Builtin:Add");
+    AddVersion(&index_, source, 0x40000000, 0x100, "LazyCompile:*f a.js:1");
+    AddVersion(&index_, source, 0x1000100, 0x80, "Builtin:Add");
     index_.Finish();
     FakeExtents::Object node{0x1000000, 0x2000000, true, {{0x1000000, "main"}, {0x1000100, "Add"}}};
     extents_.objects["/usr/bin/node"] = node;
     extents_.objects["/lib/libc.so.6"] = FakeExtents::Object{0x7000, 0x9000, false, {}};
-  }
-  void AddVersion(uint32_t source, uint64_t start, uint64_t size, std::string_view name) {
-    CodeVersionSpec v;
-    v.start = start;
-    v.size = size;
-    v.raw_name = v.function_name = name;
-    v.source = source;
-    index_.Add(v);
   }
   uint32_t Id(std::string_view text) { return names_.Intern(text).id; }
   FunctionKey Key(std::string_view object, std::string_view file, std::string_view function) {

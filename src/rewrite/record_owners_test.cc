@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-#include <optional>
 #include <string>
 
 #include "cg_inject/inject.h"
@@ -14,25 +12,13 @@
 #include "rewrite/object_code.h"
 #include "rewrite/output_functions.h"
 #include "rewrite/position_columns.h"
+#include "rewrite/rewrite_test_util.h"
 
 namespace cg_inject {
 namespace {
 
-// /usr/bin/node: absolute addresses, code at [0x1000000, 0x2000000), symbols main and Add.
-class NodeExtents : public ObjectExtents {
- public:
-  std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
-    if (object != "/usr/bin/node") return std::nullopt;
-    return addr >= 0x1000000 && addr < 0x2000000;
-  }
-  bool AddressesAreAbsolute(std::string_view object) const override {
-    return object == "/usr/bin/node";
-  }
-  std::optional<std::string> FunctionAt(std::string_view object, uint64_t addr) const override {
-    if (object != "/usr/bin/node") return std::nullopt;
-    return addr >= 0x1000100 ? "Builtins_Add" : "main";
-  }
-};
+using testing::AddVersion;
+using testing::FakeExtents;
 
 class RecordOwnersTest : public ::testing::Test {
  protected:
@@ -44,19 +30,12 @@ class RecordOwnersTest : public ::testing::Test {
   // Before the members that read the index: ObjectCode takes its address span when made.
   static bool BuildIndex(SymbolIndex* index) {
     uint32_t source = index->AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
-    auto add = [&](uint64_t start, uint64_t size, std::string_view name) {
-      CodeVersionSpec v;
-      v.start = start;
-      v.size = size;
-      v.raw_name = v.function_name = name;
-      v.source = source;
-      index->Add(v);
-    };
-    add(0x1000, 0x100, "a");
-    add(0x2000, 0x100, "b");
-    add(0x3000, 0x100, "r1");  // reused code: r2 runs at the same entry
-    add(0x3000, 0x80, "r2");
-    add(0x1000100, 0x80, "Builtin:Add");  // node's own code, listed by the map
+    AddVersion(index, source, 0x1000, 0x100, "a");
+    AddVersion(index, source, 0x2000, 0x100, "b");
+    AddVersion(index, source, 0x3000, 0x100, "r1");  // reused code: r2 runs at the same entry
+    AddVersion(index, source, 0x3000, 0x80, "r2");
+    AddVersion(index, source, 0x1000100, 0x80,
+               "Builtin:Add");  // node's own code, listed by the map
     index->Finish();
     return true;
   }
@@ -81,7 +60,8 @@ class RecordOwnersTest : public ::testing::Test {
 
   SymbolIndex index_;
   bool built_ = BuildIndex(&index_);
-  NodeExtents extents_;
+  FakeExtents extents_ =
+      FakeExtents::Node(0x1000000, 0x2000000, {{0x1000000, "main"}, {0x1000100, "Builtins_Add"}});
   NameTable names_;
   VersionChooser chooser_{index_, CodeArch::kUnknown};
   ObjectCode objects_{index_, &extents_, &names_};

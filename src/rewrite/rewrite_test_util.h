@@ -1,0 +1,64 @@
+// Test-only helpers shared by the rewrite stage's unit tests: code versions added by hand and
+// objects with made-up extents and symbols.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cg_inject/inject.h"
+#include "cg_inject/symbols.h"
+
+namespace cg_inject::testing {
+
+/// Adds a version named `name` (raw and readable) at [start, start + size) of `source`.
+inline void AddVersion(SymbolIndex* index, uint32_t source, uint64_t start, uint64_t size,
+                       std::string_view name) {
+  CodeVersionSpec v;
+  v.start = start;
+  v.size = size;
+  v.raw_name = v.function_name = name;
+  v.source = source;
+  index->Add(v);
+}
+
+/// Objects by name: one address range each, absolute or not, and symbols by start address.
+class FakeExtents : public ObjectExtents {
+ public:
+  struct Object {
+    uint64_t lo = 0, hi = 0;
+    bool absolute = false;
+    std::map<uint64_t, std::string> symbols;  // start -> name; each runs to the next or hi
+  };
+  std::map<std::string, Object, std::less<>> objects;
+
+  /// /usr/bin/node as Node's ET_EXEC: absolute addresses at [lo, hi), symbols as given.
+  static FakeExtents Node(uint64_t lo, uint64_t hi, std::map<uint64_t, std::string> symbols = {}) {
+    FakeExtents extents;
+    extents.objects["/usr/bin/node"] = Object{lo, hi, true, std::move(symbols)};
+    return extents;
+  }
+
+  std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
+    auto it = objects.find(object);
+    if (it == objects.end()) return std::nullopt;
+    return addr >= it->second.lo && addr < it->second.hi;
+  }
+  bool AddressesAreAbsolute(std::string_view object) const override {
+    auto it = objects.find(object);
+    return it != objects.end() && it->second.absolute;
+  }
+  std::optional<std::string> FunctionAt(std::string_view object, uint64_t addr) const override {
+    auto it = objects.find(object);
+    if (it == objects.end()) return std::nullopt;
+    auto symbol = it->second.symbols.upper_bound(addr);
+    if (symbol == it->second.symbols.begin()) return std::nullopt;
+    return std::prev(symbol)->second;
+  }
+};
+
+}  // namespace cg_inject::testing
