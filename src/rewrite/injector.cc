@@ -6,7 +6,6 @@
 #include <charconv>
 
 #include "cg_inject/symbols.h"
-#include "resolve/jit_name.h"
 #include "rewrite/injector_impl.h"
 
 namespace cg_inject {
