@@ -40,7 +40,7 @@ void Injector::Impl::RewriteBlock() {
   FinalizeEdges();
   EmitOutputs();
   InFunction& f = In(block_.function);
-  if (f.jit && pending_.IsWaiting(f.key)) ResolvePending(f.key);
+  if (f.jit) ResolvePending(f.key);  // calls waiting for this block, if any
   block_.agg.Clear();
   block_.lines.clear();
 }

@@ -29,8 +29,8 @@ class PendingCalls {
  public:
   /// A new call waiting for `target`'s block, to be filled in.
   PendingCall& Add(const FunctionKey& target) { return calls_[target].emplace_back(); }
-  bool IsWaiting(const FunctionKey& target) const { return calls_.count(target) != 0; }
-  /// The calls waiting for `target`, in the order they came; none wait for it afterwards.
+  /// The calls waiting for `target` (none, mostly), in the order they came; none wait for it
+  /// afterwards.
   std::vector<PendingCall> Take(const FunctionKey& target);
   /// Every waiting call, by target in id order (so the output does not depend on the hash
   /// table's order), then in the order they came; none wait afterwards.
