@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,21 +49,28 @@ std::string ReadAll(ByteSource& source);
 /// Reads a whole (small, binary) file into memory, e.g. a jitdump. Throws InputError.
 std::string ReadWholeFile(const std::string& path);
 
-/// Output written atomically: bytes go to a temporary file `.NAME.cg-inject-tmp.XXXXXX` beside
-/// `path`, which is renamed over `path` by Commit(). Destroying an uncommitted file removes the
-/// temporary. A replaced file keeps its permission bits; a symlink is written through (its final
-/// target is replaced). A directory (or a name ending in '/') is refused by the constructor,
-/// before any work. "-" writes stdout directly (never removed). Not copyable.
+class OutputGroup;
+
+/// Output written atomically: bytes go to a temporary file `.NAME.cg-inject-tmp.PID.XXXXXX`
+/// beside `path` (NAME shortened so the whole name stays within NAME_MAX), which is renamed over
+/// `path` by Commit(). Destroying an uncommitted file removes the temporary. The temporary is
+/// registered for the signal handler before it is created, so no signal can leave it behind. A
+/// replaced file keeps its permission bits; a symlink is written through (its final target is
+/// replaced). An existing file that is neither regular nor a directory (a device, a FIFO) is
+/// written directly, never replaced. A directory (or a name ending in '/') is refused by the
+/// constructor, before any work. "-" writes stdout directly (never removed). Not copyable.
 class AtomicOutputFile : public ByteSink {
  public:
-  explicit AtomicOutputFile(std::string path);
+  /// With a `group`, Commit() only completes the temporary; the group renames it into place.
+  explicit AtomicOutputFile(std::string path, OutputGroup* group = nullptr);
   ~AtomicOutputFile() override;
   AtomicOutputFile(const AtomicOutputFile&) = delete;
   AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
 
   void Write(std::string_view bytes) override;
   void Finish() override;
-  /// Finish() + fsync-free rename into place. Throws InputError naming the path on failure.
+  /// Finish() + fsync-free rename into place (or hand-over to the group). Throws InputError
+  /// naming the path on failure.
   void Commit();
 
  private:
@@ -70,6 +78,7 @@ class AtomicOutputFile : public ByteSink {
   std::string path_;
   std::string target_;  // path_ with symlinks followed: what rename() replaces
   std::string temp_path_;
+  OutputGroup* group_ = nullptr;
   mode_t keep_mode_ = kNoMode;  // the replaced file's permission bits
   int fd_ = -1;
   int pending_slot_ = -1;  // slot in the signal-time cleanup registry, -1 for none
@@ -77,10 +86,44 @@ class AtomicOutputFile : public ByteSink {
   std::string buffer_;
 };
 
-/// The temporary-name prefix for outputs to `path` (".NAME.cg-inject-tmp.").
+/// Outputs that appear together or not at all: a member's Commit() completes its temporary,
+/// CommitAll() renames every completed temporary into place (in the order they were completed),
+/// and destroying the group before that removes them, so a failed run leaves nothing. A target
+/// completed twice is refused (two outputs of one run would overwrite each other). Thread-safe.
+class OutputGroup {
+ public:
+  OutputGroup() = default;
+  ~OutputGroup();
+  OutputGroup(const OutputGroup&) = delete;
+  OutputGroup& operator=(const OutputGroup&) = delete;
+
+  /// Renames every completed member into place. Throws InputError naming the path on failure;
+  /// the members not yet renamed are then removed.
+  void CommitAll();
+  /// Members completed and not yet renamed.
+  size_t size() const;
+
+ private:
+  friend class AtomicOutputFile;
+  struct Member {
+    std::string temp_path;
+    std::string target;
+    std::string display;  // what messages call it
+    int pending_slot = -1;
+  };
+  void Add(Member member);
+
+  mutable std::mutex mu_;
+  std::vector<Member> members_;
+};
+
+/// The temporary-name prefix for outputs to `path` (".NAME.cg-inject-tmp.", NAME shortened to
+/// leave room for the pid and the random part within NAME_MAX).
 std::string TempPrefixFor(const std::string& path);
 
-/// Temporary files that a killed run (SIGKILL cannot be caught) left beside `path`, sorted.
+/// Temporary files that a killed run (SIGKILL cannot be caught) left beside `path`, sorted. A
+/// temporary whose pid (in its name) is a live process belongs to a running cg-inject and is not
+/// listed.
 std::vector<std::string> FindStaleTemporaries(const std::string& path);
 
 /// A sink that keeps everything in memory (tests, fuzzers, in-memory round trips).

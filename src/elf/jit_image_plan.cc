@@ -117,7 +117,8 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
   return plan;
 }
 
-JitImageWriteStats WriteJitImages(const JitImagePlan& plan, const SymbolIndex& index) {
+JitImageWriteStats WriteJitImages(const JitImagePlan& plan, const SymbolIndex& index,
+                                  OutputGroup* group) {
   JitImageWriteStats stats;
   for (const PlannedJitImage& p : plan.images) {
     JitImageSpec spec;
@@ -127,7 +128,7 @@ JitImageWriteStats WriteJitImages(const JitImagePlan& plan, const SymbolIndex& i
       std::string_view name = v.display_name();
       spec.functions.push_back({v.start(), name, ImageCode(v), v.files(), v.lines()});
     }
-    JitImageLayout layout = WriteJitImage(p.path, spec);
+    JitImageLayout layout = WriteJitImage(p.path, spec, group);
     ++stats.images;
     stats.symbols += layout.symbols;
     stats.line_rows += layout.line_rows;

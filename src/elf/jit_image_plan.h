@@ -16,6 +16,7 @@
 
 namespace cg_inject {
 
+class OutputGroup;
 class SymbolIndex;
 
 /// Where images are written and how `ob=` refers to them.
@@ -58,7 +59,9 @@ struct JitImageWriteStats {
   uint64_t file_bytes = 0;
 };
 
-/// Writes every planned image (each atomically). Throws InputError on I/O errors.
-JitImageWriteStats WriteJitImages(const JitImagePlan& plan, const SymbolIndex& index);
+/// Writes every planned image (each atomically; with a `group`, renamed into place by the
+/// group's CommitAll). Throws InputError on I/O errors.
+JitImageWriteStats WriteJitImages(const JitImagePlan& plan, const SymbolIndex& index,
+                                  OutputGroup* group = nullptr);
 
 }  // namespace cg_inject

@@ -416,10 +416,11 @@ std::string BuildJitImage(const JitImageSpec& spec, std::string_view display_nam
   return out;
 }
 
-JitImageLayout WriteJitImage(const std::string& path, const JitImageSpec& spec) {
+JitImageLayout WriteJitImage(const std::string& path, const JitImageSpec& spec,
+                             OutputGroup* group) {
   JitImageLayout layout;
   std::string bytes = BuildJitImage(spec, path, &layout);
-  AtomicOutputFile file(path);
+  AtomicOutputFile file(path, group);
   file.Write(bytes);
   file.Commit();
   return layout;

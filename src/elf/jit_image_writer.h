@@ -16,6 +16,8 @@
 
 namespace cg_inject {
 
+class OutputGroup;
+
 inline constexpr uint16_t kElfMachineX86_64 = 62;    // EM_X86_64
 inline constexpr uint16_t kElfMachineAArch64 = 183;  // EM_AARCH64
 
@@ -48,7 +50,9 @@ struct JitImageLayout {
 std::string BuildJitImage(const JitImageSpec& spec, std::string_view display_name,
                           JitImageLayout* layout = nullptr);
 
-/// Builds the image and replaces `path` with it atomically (temporary file + rename).
-JitImageLayout WriteJitImage(const std::string& path, const JitImageSpec& spec);
+/// Builds the image and replaces `path` with it atomically (temporary file + rename; with a
+/// `group`, the rename waits for the group's CommitAll).
+JitImageLayout WriteJitImage(const std::string& path, const JitImageSpec& spec,
+                             OutputGroup* group = nullptr);
 
 }  // namespace cg_inject

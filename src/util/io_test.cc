@@ -1,11 +1,14 @@
 #include "cg_inject/io.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -293,6 +296,104 @@ TEST(AtomicOutputFileTest, WriteErrorsNameThePath) {
   close(saved);
   fclose(full);
   EXPECT_EQ(message, "<stdout>: cannot write: No space left on device");
+}
+
+TEST(OutputGroupTest, RenamesEveryMemberOnlyAtCommitAll) {
+  ScopedTempDir dir;
+  {
+    OutputGroup group;
+    AtomicOutputFile a(dir.path() + "/a", &group), b(dir.path() + "/b", &group);
+    a.Write("A");
+    b.Write("B");
+    a.Commit();
+    b.Commit();
+    EXPECT_EQ(group.size(), 2u);
+    for (const std::string& name : dir.List()) EXPECT_NE(name, "a");  // still temporaries
+    group.CommitAll();
+  }
+  std::vector<std::string> names = dir.List();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(Slurp(dir.path() + "/b"), "B");
+}
+
+TEST(OutputGroupTest, DestroyedBeforeCommitAllLeavesNothingAndKeepsOldFiles) {
+  ScopedTempDir dir;
+  std::ofstream(dir.path() + "/a") << "old";
+  {
+    OutputGroup group;
+    AtomicOutputFile a(dir.path() + "/a", &group), b(dir.path() + "/b", &group);
+    a.Write("new");
+    a.Commit();
+    b.Commit();
+    EXPECT_EQ(dir.List().size(), 3u);  // "a" and two temporaries
+  }
+  EXPECT_EQ(dir.List(), std::vector<std::string>{"a"});
+  EXPECT_EQ(Slurp(dir.path() + "/a"), "old");
+}
+
+TEST(OutputGroupTest, OneTargetTwiceIsRefused) {
+  ScopedTempDir dir;
+  OutputGroup group;
+  AtomicOutputFile a(dir.path() + "/a", &group), again(dir.path() + "/a", &group);
+  a.Commit();
+  EXPECT_THROW(again.Commit(), InputError);
+}
+
+TEST(AtomicOutputFileTest, FifoIsWrittenThroughNotReplaced) {
+  ScopedTempDir dir;
+  std::string fifo = dir.path() + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  {
+    AtomicOutputFile out(fifo);
+    out.Write("through");
+    out.Commit();
+  }
+  char buf[16] = {};
+  EXPECT_EQ(read(reader, buf, sizeof buf), 7);
+  EXPECT_EQ(std::string(buf), "through");
+  close(reader);
+  struct stat st;
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(dir.List(), std::vector<std::string>{"fifo"});
+}
+
+TEST(AtomicOutputFileTest, TemporaryNamesStayWithinNameMax) {
+  ScopedTempDir dir;
+  std::string target = dir.path() + "/" + std::string(NAME_MAX, 'n');
+  {
+    AtomicOutputFile out(target);
+    out.Write("x");
+    for (const std::string& name : dir.List()) EXPECT_LE(name.size(), size_t(NAME_MAX));
+    out.Commit();
+  }
+  EXPECT_EQ(Slurp(target), "x");
+  try {
+    AtomicOutputFile out(target + "n");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is 256 bytes, more than the 255"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(AtomicOutputFileTest, StaleTemporariesAreThoseOfDeadProcesses) {
+  ScopedTempDir dir;
+  std::string target = dir.path() + "/out";
+  std::string prefix = TempPrefixFor(target);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);  // a pid that is gone (until reused)
+  std::ofstream(prefix + std::to_string(getpid()) + ".Abc123") << "mine, running";
+  std::ofstream(prefix + std::to_string(child) + ".Abc123") << "a dead run's";
+  std::ofstream(prefix + "Xyz789") << "an older cg-inject's (no pid)";
+  EXPECT_EQ(
+      FindStaleTemporaries(target),
+      (std::vector<std::string>{prefix + std::to_string(child) + ".Abc123", prefix + "Xyz789"}));
 }
 
 TEST(ZstdSinkTest, RoundTripsThroughTheReader) {

@@ -1,18 +1,27 @@
-// Output side of io.h: atomic output files, the signal-time cleanup registry, zstd sinks.
+// Output side of io.h: atomic output files, output groups, the signal-time cleanup registry,
+// zstd sinks.
 //
-// A target is never written in place: bytes go to a mkstemp() file in the target's directory
-// (same file system, so rename() is atomic) and Commit() renames it over the target. Until
-// then the temporary path sits in a small fixed registry that the SIGINT/SIGTERM handler can
-// walk without allocating, so an interrupted run leaves no partial file behind. SIGKILL (or a
-// power cut) cannot be caught: the temporary is then named `.TARGET.cg-inject-tmp.XXXXXX` so it
-// can be recognized, and FindStaleTemporaries() reports such leftovers beside a target.
+// A target is never written in place: bytes go to a temporary file in the target's directory
+// (same file system, so rename() is atomic) and Commit() renames it over the target, or hands
+// it to an OutputGroup that renames all of a run's outputs once the run has succeeded. Until
+// then the temporary path sits in a registry that the SIGINT/SIGTERM handler can walk without
+// allocating, so an interrupted run leaves no partial file behind. The path is registered
+// *before* the file is created (open with O_EXCL): a signal between the two finds a name that
+// does not exist yet, never a file nobody will remove. SIGKILL (or a power cut) cannot be
+// caught: the temporary is then named `.TARGET.cg-inject-tmp.PID.XXXXXX` so it can be
+// recognized, and FindStaleTemporaries() reports such leftovers beside a target once process
+// PID is gone (a live PID is a run still writing). The pid in the name also makes the name
+// this process's own: no other live process creates it, so the handler may unlink it even
+// before open() succeeded.
 //
 // Replacing keeps what the user set up: an existing target's permission bits are copied to the
-// new file, and a symlink target is written through (its final target is replaced, the link
-// stays). A directory as the target is refused before any work is done.
+// new file, a symlink target is written through (its final target is replaced, the link stays),
+// and a device or FIFO is written directly (renaming over it would replace the node). A
+// directory as the target is refused before any work is done.
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -20,7 +29,10 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,27 +46,52 @@ namespace {
 // Flush threshold for AtomicOutputFile; large writes keep syscalls rare.
 constexpr size_t kOutputBlock = 1 << 20;
 
-// Pending temporary outputs. A slot is 0 (free), 1 (being filled) or 2 (ready); the signal
-// handler only reads ready slots, so it never sees a half-copied path.
-constexpr int kPendingSlots = 8;
-char g_pending_paths[kPendingSlots][PATH_MAX];
-std::atomic<int> g_pending_state[kPendingSlots];
+// Pending temporary outputs, in chunks that are never freed (the handler may be walking one
+// while another thread adds a chunk). A slot is 0 (free), 1 (being filled) or 2 (ready); the
+// handler only reads ready slots, so it never sees a half-copied path. A run with a group keeps
+// every output pending until the end, so the registry grows with the outputs (inputs x images).
+constexpr int kSlotsPerChunk = 64;
+struct PendingChunk {
+  std::atomic<int> state[kSlotsPerChunk];
+  char paths[kSlotsPerChunk][PATH_MAX];
+  std::atomic<PendingChunk*> next{nullptr};
+};
+PendingChunk g_first_chunk;
+
+PendingChunk* ChunkOf(int slot) {
+  PendingChunk* chunk = &g_first_chunk;
+  for (int i = slot / kSlotsPerChunk; i > 0; --i) chunk = chunk->next.load();
+  return chunk;
+}
 
 int RegisterPending(const std::string& path) {
   if (path.size() >= PATH_MAX) return -1;
-  for (int i = 0; i < kPendingSlots; ++i) {
-    int expected = 0;
-    if (g_pending_state[i].compare_exchange_strong(expected, 1)) {
-      std::memcpy(g_pending_paths[i], path.c_str(), path.size() + 1);
-      g_pending_state[i].store(2);
-      return i;
+  PendingChunk* chunk = &g_first_chunk;
+  for (int base = 0;; base += kSlotsPerChunk) {
+    for (int i = 0; i < kSlotsPerChunk; ++i) {
+      int expected = 0;
+      if (chunk->state[i].compare_exchange_strong(expected, 1)) {
+        std::memcpy(chunk->paths[i], path.c_str(), path.size() + 1);
+        chunk->state[i].store(2);
+        return base + i;
+      }
     }
+    PendingChunk* next = chunk->next.load();
+    if (next == nullptr) {
+      // Reachable from g_first_chunk for the rest of the process: not a leak.
+      auto* fresh = new PendingChunk();
+      if (chunk->next.compare_exchange_strong(next, fresh)) {
+        next = fresh;
+      } else {
+        delete fresh;  // another thread added one first; `next` is now that one
+      }
+    }
+    chunk = next;
   }
-  return -1;
 }
 
 void UnregisterPending(int slot) {
-  if (slot >= 0) g_pending_state[slot].store(0);
+  if (slot >= 0) ChunkOf(slot)->state[slot % kSlotsPerChunk].store(0);
 }
 
 void WriteAll(int fd, std::string_view bytes, const std::string& path) {
@@ -160,8 +197,67 @@ std::string TempPrefixFor(const std::string& path) {
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  // "." + base + marker + up to 10 pid digits + "." + 6 random characters <= NAME_MAX.
+  constexpr size_t kRoom = NAME_MAX - 1 - kTempMarker.size() - 10 - 1 - 6;
+  if (base.size() > kRoom) {
+    base.resize(kRoom);
+    // Cut before a UTF-8 sequence, not inside one: the name stays readable.
+    size_t cut = base.size();
+    while (cut > 0 && (static_cast<unsigned char>(base[cut - 1]) & 0xc0) == 0x80) --cut;
+    if (cut > 0 && static_cast<unsigned char>(base[cut - 1]) >= 0xc0) --cut;
+    if (cut > 0) base.resize(cut);
+  }
   return dir + "." + base + std::string(kTempMarker);
 }
+
+namespace {
+
+/// The pid in a temporary's name after its prefix ("PID.XXXXXX"), 0 for a name of the form
+/// "XXXXXX" (written before the pid was part of the name), -1 for anything else.
+int64_t TemporaryOwner(std::string_view rest) {
+  if (rest.size() == 6) return 0;
+  if (rest.size() < 8 || rest[rest.size() - 7] != '.') return -1;
+  std::string_view digits = rest.substr(0, rest.size() - 7);
+  if (digits.empty() || digits.size() > 10) return -1;
+  int64_t pid = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    pid = pid * 10 + (c - '0');
+  }
+  return pid;
+}
+
+bool ProcessIsAlive(int64_t pid) {
+  if (pid <= 0 || pid > INT32_MAX) return false;
+  return kill(pid_t(pid), 0) == 0 || errno == EPERM;
+}
+
+/// Six random name characters; mkstemp's alphabet.
+std::string RandomSuffix() {
+  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  std::string out(6, '\0');
+  for (char& c : out) c = kAlphabet[rng() % (sizeof kAlphabet - 1)];
+  return out;
+}
+
+/// "PATH: cannot create: File name too long" says nothing about which name: this names it.
+/// Throws for a component of `path` longer than NAME_MAX (messages call the file `shown`).
+void CheckNameLengths(const std::string& shown, const std::string& path) {
+  size_t begin = 0;
+  while (begin < path.size()) {
+    size_t end = path.find('/', begin);
+    if (end == std::string::npos) end = path.size();
+    if (end - begin > NAME_MAX) {
+      ThrowForFile(shown, "cannot create: the name '" + path.substr(begin, end - begin) + "' is " +
+                              std::to_string(end - begin) + " bytes, more than the " +
+                              std::to_string(NAME_MAX) + " a file name may have");
+    }
+    begin = end + 1;
+  }
+}
+
+}  // namespace
 
 std::vector<std::string> FindStaleTemporaries(const std::string& path) {
   std::vector<std::string> stale;
@@ -174,22 +270,25 @@ std::vector<std::string> FindStaleTemporaries(const std::string& path) {
   if (d == nullptr) return stale;
   while (dirent* e = readdir(d)) {
     std::string_view name = e->d_name;
-    // mkstemp's six characters follow the prefix.
-    if (name.size() == name_prefix.size() + 6 && name.starts_with(name_prefix))
-      stale.push_back(prefix.substr(0, slash + 1) + std::string(name));
+    if (!name.starts_with(name_prefix)) continue;
+    int64_t owner = TemporaryOwner(name.substr(name_prefix.size()));
+    // A live owner is a run still writing (this one, or another at the same time).
+    if (owner < 0 || ProcessIsAlive(owner)) continue;
+    stale.push_back(prefix.substr(0, slash + 1) + std::string(name));
   }
   closedir(d);
   std::sort(stale.begin(), stale.end());
   return stale;
 }
 
-AtomicOutputFile::AtomicOutputFile(std::string path) : path_(std::move(path)) {
+AtomicOutputFile::AtomicOutputFile(std::string path, OutputGroup* group)
+    : path_(std::move(path)), group_(group) {
   if (path_ == "-") {
     fd_ = STDOUT_FILENO;
     return;
   }
   // Refuse a directory now, not after all the work when rename() fails with a confusing errno.
-  if (path_.back() == '/')
+  if (path_.empty() || path_.back() == '/')
     ThrowForFile(path_, "expected an output file name, got a directory name (ends in '/')");
   target_ = ResolveSymlinks(path_);
   struct stat st;
@@ -198,17 +297,42 @@ AtomicOutputFile::AtomicOutputFile(std::string path) : path_(std::move(path)) {
       ThrowForFile(path_,
                    "is a directory; give an output file name (a directory is for "
                    "several inputs)");
-    if (S_ISREG(st.st_mode)) keep_mode_ = st.st_mode & 07777;
+    if (S_ISREG(st.st_mode)) {
+      keep_mode_ = st.st_mode & 07777;
+    } else {
+      // A device or FIFO: written through, as `>` would; renaming over it would replace the
+      // node (as root, /dev/null itself).
+      fd_ = open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd_ < 0) ThrowSystemError("open", path_, errno);
+      buffer_.reserve(kOutputBlock);
+      return;
+    }
   }
-  temp_path_ = TempPrefixFor(target_) + "XXXXXX";
-  fd_ = mkstemp(temp_path_.data());
-  if (fd_ < 0) ThrowSystemError("create", path_, errno);
-  pending_slot_ = RegisterPending(temp_path_);
+  CheckNameLengths(path_, target_);  // else rename() would fail after all the work
+  const std::string prefix = TempPrefixFor(target_) + std::to_string(getpid()) + ".";
+  for (int attempt = 0;; ++attempt) {
+    temp_path_ = prefix + RandomSuffix();
+    // Registered first: a signal from here on removes the file if it exists, and the pid in
+    // the name means nobody else's file can have it.
+    pending_slot_ = RegisterPending(temp_path_);
+    fd_ = open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd_ >= 0) break;
+    int err = errno;
+    UnregisterPending(pending_slot_);
+    pending_slot_ = -1;
+    temp_path_.clear();
+    if (err == EEXIST && attempt < 100) continue;  // left by a dead run with this pid
+    ThrowSystemError("create", path_, err);
+  }
   buffer_.reserve(kOutputBlock);
 }
 
 AtomicOutputFile::~AtomicOutputFile() {
-  if (temp_path_.empty() || committed_) return;
+  if (committed_) return;
+  if (temp_path_.empty()) {
+    if (fd_ >= 0 && fd_ != STDOUT_FILENO) close(fd_);  // a device or FIFO written through
+    return;
+  }
   if (fd_ >= 0) close(fd_);
   unlink(temp_path_.c_str());
   UnregisterPending(pending_slot_);
@@ -237,10 +361,15 @@ void AtomicOutputFile::Commit() {
   if (committed_) return;
   Finish();
   if (temp_path_.empty()) {
-    committed_ = true;  // stdout: nothing to rename, and never closed here
+    committed_ = true;
+    if (fd_ == STDOUT_FILENO) return;  // stdout: nothing to rename, and never closed here
+    int fd = fd_;
+    fd_ = -1;
+    if (close(fd) != 0) ThrowSystemError("close", path_, errno);
     return;
   }
-  // mkstemp creates mode 0600; a replaced file keeps its mode, a new one gets 0666 & ~umask.
+  // The temporary is created 0600; a replaced file keeps its mode, a new one gets
+  // 0666 & ~umask.
   mode_t mode = keep_mode_;
   if (mode == kNoMode) {
     mode_t mask = umask(0);
@@ -251,10 +380,54 @@ void AtomicOutputFile::Commit() {
   int fd = fd_;
   fd_ = -1;
   if (close(fd) != 0) ThrowSystemError("close", path_, errno);
-  if (rename(temp_path_.c_str(), target_.c_str()) != 0)
-    ThrowSystemError("replace", target_ == path_ ? path_ : path_ + " (-> " + target_ + ")", errno);
+  std::string display = target_ == path_ ? path_ : path_ + " (-> " + target_ + ")";
+  if (group_ != nullptr) {
+    group_->Add({temp_path_, target_, display, pending_slot_});
+    committed_ = true;  // the group owns the temporary now
+    return;
+  }
+  if (rename(temp_path_.c_str(), target_.c_str()) != 0) ThrowSystemError("replace", display, errno);
   committed_ = true;
   UnregisterPending(pending_slot_);
+}
+
+void OutputGroup::Add(Member member) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Member& m : members_) {
+    if (m.target == member.target) {
+      // Refused before anything is renamed; the caller still owns (and removes) its temporary.
+      ThrowForFile(m.display, "this run would write it twice (two of its outputs have this name)");
+    }
+  }
+  members_.push_back(std::move(member));
+}
+
+size_t OutputGroup::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return members_.size();
+}
+
+void OutputGroup::CommitAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t done = 0; done < members_.size(); ++done) {
+    const Member& m = members_[done];
+    if (rename(m.temp_path.c_str(), m.target.c_str()) != 0) {
+      int err = errno;
+      std::string display = m.display;
+      // The ones renamed are in place; the rest are removed by the destructor.
+      members_.erase(members_.begin(), members_.begin() + std::ptrdiff_t(done));
+      ThrowSystemError("replace", display, err);
+    }
+    UnregisterPending(m.pending_slot);
+  }
+  members_.clear();
+}
+
+OutputGroup::~OutputGroup() {
+  for (const Member& m : members_) {
+    unlink(m.temp_path.c_str());
+    UnregisterPending(m.pending_slot);
+  }
 }
 
 std::unique_ptr<ByteSink> MakeZstdSink(ByteSink* inner, int level) {
@@ -262,8 +435,10 @@ std::unique_ptr<ByteSink> MakeZstdSink(ByteSink* inner, int level) {
 }
 
 void RemovePendingOutputsFromSignalHandler() {
-  for (int i = 0; i < kPendingSlots; ++i) {
-    if (g_pending_state[i].load() == 2) unlink(g_pending_paths[i]);
+  for (PendingChunk* chunk = &g_first_chunk; chunk != nullptr; chunk = chunk->next.load()) {
+    for (int i = 0; i < kSlotsPerChunk; ++i) {
+      if (chunk->state[i].load() == 2) unlink(chunk->paths[i]);
+    }
   }
 }
 

@@ -84,7 +84,8 @@ sleep 0.5
 kill -KILL "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null || true
 exec 3>&-
-left=$(find "$scratch" -name '.killed.out.cg-inject-tmp.??????')
+# (.NAME.cg-inject-tmp.PID.XXXXXX: the pid tells a dead run's leftover from a running one's file)
+left=$(find "$scratch" -name ".killed.out.cg-inject-tmp.$pid.??????")
 [[ -n $left ]] || fail "SIGKILL: expected a recognizable temporary, found: $(ls -a "$scratch")"
 rm -f $left
 
