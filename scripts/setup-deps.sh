@@ -13,6 +13,8 @@ packages=(
   valgrind zstd perl libclang-rt-14-dev clang-format python3
   # tests/cli/machine_code.sh: objdump, addr2line, readelf for both architectures
   binutils binutils-aarch64-linux-gnu
+  # tests/cli/outputs.sh: strace delays a syscall's return to land a signal in a race window
+  strace
   # bundled Valgrind from Debian's source package, x86-64 and AArch64 (cross + qemu-user)
   dpkg-dev build-essential autoconf automake gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   qemu-user

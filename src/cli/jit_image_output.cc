@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cinttypes>
+#include <climits>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
@@ -49,7 +51,21 @@ JitImagePlan PlanImagesForOutput(const CliOptions& options, const std::string& o
   if (naming.dir.size() > 1 && naming.dir.back() == '/') naming.dir.pop_back();
   naming.stem = to_file && !special ? fs::path(output_path).filename().string() : "stdout";
   naming.relative = options.elf_relative;
-  return PlanJitImages(index, naming);
+  JitImagePlan plan = PlanJitImages(index, naming);
+  // An image's name is the output's plus ".SOURCE.elf": a long (valid) output name would make
+  // it longer than a file name may be. The stem gives up what is too much.
+  size_t longest = 0;
+  for (const PlannedJitImage& image : plan.images)
+    longest = std::max(longest, fs::path(image.path).filename().string().size());
+  if (longest > NAME_MAX) {
+    size_t over = longest - NAME_MAX;
+    size_t keep = naming.stem.size() > over ? naming.stem.size() - over : 1;
+    // Cut before a UTF-8 sequence, not inside one.
+    while (keep > 1 && (static_cast<unsigned char>(naming.stem[keep]) & 0xc0) == 0x80) --keep;
+    naming.stem.resize(std::min(keep, naming.stem.size()));
+    plan = PlanJitImages(index, naming);
+  }
+  return plan;
 }
 
 void AppendImageStatsText(const JitImagePlan& plan, const JitImageWriteStats& written,

@@ -79,6 +79,63 @@ TEST_F(OutputPlanTest, OutputThatIsTheInputNeedsInPlace) {
   EXPECT_EQ(PlanOutputs(o)[0].output, o.output);
 }
 
+// The message of PlanOutputs' refusal, or "" when it plans.
+std::string Refusal(const CliOptions& o) {
+  try {
+    PlanOutputs(o);
+    return "";
+  } catch (const InputError& e) {
+    return e.what();
+  }
+}
+
+TEST_F(OutputPlanTest, SymbolSourceIsNeverAnOutputEvenInPlace) {
+  CliOptions o;
+  o.inputs = {Touch("p", "x")};
+  std::string map = Touch("perf-1.map", "1 2 f\n");
+  o.perf_maps = {map};
+  o.output = map;
+  for (bool in_place : {false, true}) {
+    o.in_place = in_place;
+    EXPECT_EQ(Refusal(o), map + ": output is the perf map " + map +
+                              "; refusing to replace what this run reads");
+  }
+  o.output = (dir_ / "out").string();
+  o.callgraph_path = map;
+  EXPECT_EQ(Refusal(o), map + ": --callgraph output is the perf map " + map +
+                            "; refusing to replace what this run reads");
+}
+
+TEST_F(OutputPlanTest, CallgraphAndOutputMustDiffer) {
+  CliOptions o;
+  o.inputs = {Touch("p", "x")};
+  o.output = (dir_ / "out").string();  // not there yet: compared by name
+  o.callgraph_path = (dir_ / "." / "out").string();
+  EXPECT_EQ(Refusal(o), o.callgraph_path +
+                            ": the --callgraph output is also the output: one would overwrite "
+                            "the other; give them different names");
+  o.callgraph_path = "-";
+  EXPECT_EQ(Refusal(o), "");
+  o.output = "";  // the profile to stdout too
+  EXPECT_EQ(Refusal(o),
+            "-: the --callgraph output and the output would both go to standard output; give "
+            "one of them a file");
+}
+
+TEST_F(OutputPlanTest, OneBasenameTwiceIntoOneDirectoryIsRefused) {
+  fs::create_directories(dir_ / "x");
+  fs::create_directories(dir_ / "y");
+  fs::create_directories(dir_ / "out");
+  CliOptions o;
+  std::string x = Touch("x/callgrind.out", "x"), y = Touch("y/callgrind.out", "x");
+  o.inputs = {x, y};
+  o.output = (dir_ / "out").string();
+  EXPECT_EQ(Refusal(o), (dir_ / "out" / "callgrind.out.jit").string() + ": the output of " + y +
+                            " is also the output of " + x +
+                            ": one would overwrite the other; run inputs with one basename "
+                            "separately");
+}
+
 TEST_F(OutputPlanTest, PerThreadSiblingsOfAnEmptyFile) {
   std::string main_file = Touch("callgrind.out.42");
   Touch("callgrind.out.42-02", "x");

@@ -5,7 +5,6 @@
 // picks the exit code; outputs not yet committed remove their temporary files on the way out.
 #include "cli/run.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,69 +75,21 @@ class ProgressSource : public ByteSource {
   std::chrono::steady_clock::time_point last_draw_ = std::chrono::steady_clock::now();
 };
 
-/// Writes straight to an existing non-regular file (/dev/null, a FIFO): renaming over those
-/// would replace the device node.
-class DirectFileSink : public ByteSink {
- public:
-  explicit DirectFileSink(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd_ < 0) ThrowSystemError("open", path_, errno);
-  }
-  ~DirectFileSink() override {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  DirectFileSink(const DirectFileSink&) = delete;
-  DirectFileSink& operator=(const DirectFileSink&) = delete;
-  void Write(std::string_view bytes) override {
-    while (!bytes.empty()) {
-      ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        ThrowSystemError("write", path_, errno);
-      }
-      bytes.remove_prefix(size_t(n));
-    }
-  }
-  void Finish() override {
-    int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) ThrowSystemError("close", path_, errno);
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
-
-/// The output side of one input: the file (atomic or direct), optionally zstd on top.
+/// The output side of one input: the file (atomic, or written through for a device or FIFO),
+/// optionally zstd on top.
 class OutputChain {
  public:
-  OutputChain(const std::string& path, bool zstd) {
-    struct stat st;
-    if (path != "-" && stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
-        !S_ISDIR(st.st_mode)) {
-      direct_ = std::make_unique<DirectFileSink>(path);
-      base_ = direct_.get();
-    } else {
-      atomic_ = std::make_unique<AtomicOutputFile>(path);
-      base_ = atomic_.get();
-    }
-    if (zstd) zstd_ = MakeZstdSink(base_);
+  OutputChain(const std::string& path, bool zstd, OutputGroup* group) : file_(path, group) {
+    if (zstd) zstd_ = MakeZstdSink(&file_);
   }
-  ByteSink* sink() { return zstd_ ? zstd_.get() : base_; }
+  ByteSink* sink() { return zstd_ ? zstd_.get() : static_cast<ByteSink*>(&file_); }
   void Commit() {
     if (zstd_) zstd_->Finish();
-    if (atomic_) {
-      atomic_->Commit();
-    } else {
-      direct_->Finish();
-    }
+    file_.Commit();
   }
 
  private:
-  std::unique_ptr<AtomicOutputFile> atomic_;
-  std::unique_ptr<DirectFileSink> direct_;
-  ByteSink* base_ = nullptr;
+  AtomicOutputFile file_;
   std::unique_ptr<ByteSink> zstd_;
 };
 
@@ -293,15 +244,17 @@ struct InputResult {
   std::string messages;  // for env.err, in the order they were said
   std::string reports;   // --stats
   bool check_failed = false;
+  bool started = false;
   std::exception_ptr error;
 };
 
-/// Reads, rewrites and writes input `i` of `count` (see Run). Throws InputError.
+/// Reads, rewrites and writes one input (see Run); its outputs join `group`. Throws InputError.
 void ProcessInput(const CliOptions& options, const RunEnvironment& env, const PlannedOutput& p,
-                  size_t i, size_t count, std::unique_ptr<ByteSource> source, bool progress,
-                  const SymbolIndex& index, bool no_sources, ObjectExtents* extents,
-                  InjectOptions inject_options, const std::vector<MoarCodeStats>& moar_code,
-                  bool background_writer, Diagnostics* diagnostics, InputResult* result) {
+                  std::unique_ptr<ByteSource> source, bool progress, const SymbolIndex& index,
+                  bool no_sources, ObjectExtents* extents, InjectOptions inject_options,
+                  const std::vector<MoarCodeStats>& moar_code, bool background_writer,
+                  const ReadFiles& read, OutputGroup* group, Diagnostics* diagnostics,
+                  InputResult* result) {
   std::string* said = &result->messages;
   if (progress) source = std::make_unique<ProgressSource>(std::move(source), env.err);
   // Looked for before this run creates its own temporary there.
@@ -311,19 +264,25 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
             stale + ": a temporary output left by a killed cg-inject run (safe to remove)");
     }
   }
-  OutputChain output(p.output, p.zstd);
+  // Every output file is created before the work, so a place that cannot be written fails
+  // first; all are renamed into place together when the whole run has succeeded.
+  OutputChain output(p.output, p.zstd, group);
+  std::optional<AtomicOutputFile> callgraph_file;
+  if (!p.callgraph.empty()) callgraph_file.emplace(p.callgraph, group);
   CallgrindWriterOptions writer_options;
   writer_options.compress_names = options.compress_names;
   CallgrindWriter writer(output.sink(), writer_options);
   ProfileSummary callgraph;
   TeeSink tee(&writer, &callgraph);
-  ProfileSink* tail = options.callgraph_path.empty() ? static_cast<ProfileSink*>(&writer) : &tee;
+  ProfileSink* tail = p.callgraph.empty() ? static_cast<ProfileSink*>(&writer) : &tee;
   // With a core to spare, formatting and writing run beside reading and rewriting.
   std::optional<BackgroundSink> background;
   if (background_writer) tail = &background.emplace(tail);
 
   // ELF images of the JIT code: their names go into ob=, the files are written with the output.
   JitImagePlan images = PlanImagesForOutput(options, p.output, index);
+  for (const PlannedJitImage& image : images.images)
+    read.CheckOutput(image.path, "ELF image output", false);
   inject_options.version_objects = images.object_by_version;
   std::unique_ptr<Injector> injector;
   if (!no_sources) {
@@ -352,7 +311,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   JitImageWriteStats images_written;
   if (injector) {
     // Images first: once the profile is in place, every ob= it names exists.
-    images_written = WriteJitImages(images, index);
+    images_written = WriteJitImages(images, index, group);
     if (options.stats == StatsFormat::kText) {
       AppendStatsText(stats, &result->reports);
       AppendImageStatsText(images, images_written, moar_code, &result->reports);
@@ -367,19 +326,28 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
     SayTo(said, options, 0, p.input + ": no symbol sources, nothing resolved");
   }
   output.Commit();
-  if (!options.callgraph_path.empty()) {
-    std::string path = options.callgraph_path;
-    if (count > 1) path += "." + std::to_string(i + 1);
-    AtomicOutputFile json(path);
-    json.Write(callgraph.ToJson());
-    json.Commit();
+  if (callgraph_file) {
+    callgraph_file->Write(callgraph.ToJson());
+    callgraph_file->Commit();
   }
   SayTo(said, options, 2, "wrote " + p.output);
   for (const PlannedJitImage& image : images.images) SayTo(said, options, 2, "wrote " + image.path);
 }
 
-/// `state` says what the run is doing, for messages that carry no location (out of memory).
-ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* state) {
+/// "not read: A, B" for the inputs that never started, or "".
+std::string NotRead(const std::vector<PlannedOutput>& plan,
+                    const std::vector<InputResult>& results) {
+  std::string list;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (!results[i].started) list += (list.empty() ? "; not read: " : ", ") + plan[i].input;
+  }
+  return list;
+}
+
+/// `state` says what the run is doing, for messages that carry no location (out of memory);
+/// `note` is printed after the error message, if any.
+ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* state,
+             std::string* note) {
   std::vector<PlannedOutput> plan = PlanOutputs(options);
   CheckTerminals(options, env, plan);
 
@@ -406,6 +374,11 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* 
   SymbolIndex index;
   *state = "while loading the symbol sources";
   std::vector<SourceSpec> specs = CollectSources(options, env, pids);
+  // Discovered sources are read too: no output may replace one.
+  std::vector<std::string> source_paths;
+  for (const SourceSpec& s : specs) source_paths.push_back(s.path);
+  CheckPlannedOutputs(options, plan, source_paths);
+  const ReadFiles read = CollectReadFiles(options, source_paths);
   std::vector<LoadedSource> loaded = LoadSymbolSources(specs, &index, &diagnostics);
   for (const LoadedSource& s : loaded) {
     Say(env, options, 1,
@@ -450,14 +423,18 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* 
   // Each input's writer gets a thread of its own when the inputs leave a core unused.
   bool background_writer = threads * 2 <= cores;
   std::vector<InputResult> results(plan.size());
+  // Outputs appear together once every input succeeded, or not at all: a run that fails leaves
+  // nothing it wrote, and never half of several inputs' results.
+  OutputGroup group;
   std::vector<Diagnostics> input_diagnostics(threads > 1 ? plan.size() : 0);
   auto process = [&](size_t i) {
     InputResult& result = results[i];
     Diagnostics* diag = threads > 1 ? &input_diagnostics[i] : &diagnostics;
     try {
-      ProcessInput(options, env, plan[i], i, plan.size(), std::move(inputs[i].source), progress,
-                   index, loaded.empty(), &extents, inject_options, moar_code, background_writer,
-                   diag, &result);
+      result.started = true;
+      ProcessInput(options, env, plan[i], std::move(inputs[i].source), progress, index,
+                   loaded.empty(), &extents, inject_options, moar_code, background_writer, read,
+                   &group, diag, &result);
     } catch (...) {
       result.error = std::current_exception();
     }
@@ -488,16 +465,27 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* 
   bool check_failed = false;
   // Stats are printed last, after the warnings, so `--stats=json` ends stderr with pure JSON.
   std::string reports;
+  const std::string none_written = "no output written: outputs are written only when all " +
+                                   std::to_string(plan.size()) + " inputs succeed" +
+                                   NotRead(plan, results);
   for (size_t i = 0; i < plan.size(); ++i) {
     InputResult& result = results[i];
     std::fputs(result.messages.c_str(), env.err);
-    if (result.error) std::rethrow_exception(result.error);
+    if (result.error) {
+      if (plan.size() > 1) *note = none_written;
+      std::rethrow_exception(result.error);
+    }
     reports += result.reports;
     if (result.check_failed) {
       check_failed = true;
-      if (!options.force) return ExitCode::kCheckFailed;
+      if (!options.force) {
+        if (plan.size() > 1) PrintMessage(env.err, none_written);
+        return ExitCode::kCheckFailed;
+      }
     }
   }
+  *state = "while renaming the outputs into place";
+  group.CommitAll();
 
   if (diagnostics.total() > 0 && options.verbosity > 0) {
     std::string summary;
@@ -522,18 +510,22 @@ RunEnvironment RunEnvironment::FromProcess() {
 
 ExitCode RunCgInject(const CliOptions& options, const RunEnvironment& env) {
   std::string state = "while reading the inputs";
+  std::string note;
+  ExitCode code = ExitCode::kOk;
   try {
-    return Run(options, env, &state);
+    return Run(options, env, &state, &note);
   } catch (const InvariantError& e) {
     PrintMessage(env.err, std::string("consistency check failed: ") + e.what());
-    return ExitCode::kCheckFailed;
+    code = ExitCode::kCheckFailed;
   } catch (const InputError& e) {
     PrintMessage(env.err, e.what());
-    return ExitCode::kInputError;
+    code = ExitCode::kInputError;
   } catch (const std::bad_alloc&) {
     PrintMessage(env.err, "out of memory " + state);
-    return ExitCode::kInputError;
+    code = ExitCode::kInputError;
   }
+  if (!note.empty()) PrintMessage(env.err, note);
+  return code;
 }
 
 }  // namespace cg_inject
