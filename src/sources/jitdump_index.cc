@@ -41,26 +41,45 @@ struct MovedVersion {
 
 enum class Shift { kNo, kYes, kUndecided, kNeither };
 
+// BEAMJIT opens each table with one entry in the function's `-CodeInfoPrologue` helper, a few
+// tens of bytes before code_addr (48 to 55 on x86-64 OTP 25); that entry covers the code from its
+// start. Farther than this, an entry before the code is not a prologue's.
+constexpr uint64_t kMaxLeadDistance = 0x100;
+
+// Whether every entry fits the code [start, start + size) once `delta` (0 or the +0x40) is taken
+// off. An entry exactly at the end is accepted (writers close tables with a line-0 one there).
+// `lead` also accepts the table's first entry (file order) up to kMaxLeadDistance before the code.
+// Offsets from the start, so nothing overflows near the top of the address space.
+bool Fits(const PendingTable& table, uint64_t delta, bool lead) {
+  for (size_t i = 0; i < table.entries.size(); ++i) {
+    const uint64_t addr = table.entries[i].addr;
+    uint64_t before = 0;  // how far before the code the entry lies, once shifted
+    if (addr < table.start) {
+      before = table.start - addr;
+      if (before > kMaxLeadDistance) return false;  // also keeps `before + delta` small
+      before += delta;
+    } else if (addr - table.start < delta) {
+      before = delta - (addr - table.start);
+    } else if (addr - table.start - delta > table.size) {
+      return false;
+    }
+    if (before > 0 && !(lead && i == 0 && before <= kMaxLeadDistance)) return false;
+  }
+  return true;
+}
+
 // Whether a line table's addresses carry the writers' +0x40: decided from the addresses alone
-// when only one reading puts every entry inside the code.
+// when only one reading puts every entry inside the code. Readings that need no lead entry come
+// first, so a table that fits without one is read as before.
 Shift JudgeShift(const PendingTable& table) {
   if (table.entries.empty()) return Shift::kNo;
-  const uint64_t start = table.start;
-  const uint64_t size = table.size;
-  bool fits_raw = true;
-  bool fits_shifted = true;
-  // Offsets from the start, so nothing overflows near the top of the address space. An entry
-  // exactly at the end is accepted (some writers close the table with one).
-  for (const JitdumpDebugEntry& e : table.entries) {
-    uint64_t offset = e.addr - start;
-    if (e.addr < start || offset > size) fits_raw = false;
-    if (e.addr < start || offset < kElfHeaderOffset || offset - kElfHeaderOffset > size) {
-      fits_shifted = false;
-    }
+  for (bool lead : {false, true}) {
+    const bool fits_raw = Fits(table, 0, lead);
+    const bool fits_shifted = Fits(table, kElfHeaderOffset, lead);
+    if (fits_raw && fits_shifted) return Shift::kUndecided;
+    if (fits_shifted) return Shift::kYes;
+    if (fits_raw) return Shift::kNo;
   }
-  if (fits_raw && fits_shifted) return Shift::kUndecided;
-  if (fits_shifted) return Shift::kYes;
-  if (fits_raw) return Shift::kNo;
   return Shift::kNeither;
 }
 
@@ -159,11 +178,27 @@ class IndexBuilder : public JitdumpVisitor {
 void IndexBuilder::BuildLineTable(const PendingTable& table, bool shift) {
   files_.clear();
   lines_.clear();
+  const uint64_t delta = shift ? kElfHeaderOffset : 0;
+  bool lead = false;
   for (const JitdumpDebugEntry& e : table.entries) {
     LineEntry line;
-    line.addr = shift ? e.addr - kElfHeaderOffset : e.addr;
+    if (e.addr < table.start || e.addr - table.start < delta) {
+      // A lead entry (JudgeShift lets at most one through) covers the code from its start; an
+      // entry of the code's own at the start replaces it below.
+      line.addr = table.start;
+      lead = true;
+    } else {
+      line.addr = e.addr - delta;
+    }
     line.line_no = e.line_no;
     line.discriminator = e.discriminator;
+    if (e.line_no == 0 && e.file.empty() && !lines_.empty()) {
+      // BEAMJIT ends its tables so: the previous row stops here. Kept as a line-0 row of the
+      // previous file, so no nameless file reaches the ELF image's file table.
+      line.file_index = lines_.back().file_index;
+      lines_.push_back(line);
+      continue;
+    }
     auto file = std::find(files_.begin(), files_.end(), e.file);
     line.file_index = static_cast<uint32_t>(file - files_.begin());
     if (file == files_.end()) files_.push_back(e.file);
@@ -171,6 +206,7 @@ void IndexBuilder::BuildLineTable(const PendingTable& table, bool shift) {
   }
   std::stable_sort(lines_.begin(), lines_.end(),
                    [](const LineEntry& a, const LineEntry& b) { return a.addr < b.addr; });
+  if (lead && lines_.size() > 1 && lines_[1].addr == table.start) lines_.erase(lines_.begin());
   index_->SetLineTable(table.version, files_, lines_);
   // The function's own location is its first row with a line (compiler-generated rows say 0).
   for (const LineEntry& line : lines_) {
@@ -251,7 +287,7 @@ void IndexBuilder::Finish() {
         shift = undecided_shift;
         break;
       case Shift::kNeither:
-        // A table that fits its code under neither reading is corrupt, not merely offset: Node
+        // A table that fits its code under no reading is corrupt, not merely offset: Node
         // 20 under Valgrind writes some tables from freed memory (file names like "Y", every
         // other entry at a heap address). Its file names cannot be trusted either, so the
         // function keeps the location its name gives.

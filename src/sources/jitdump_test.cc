@@ -467,6 +467,67 @@ TEST_F(JitdumpTest, CorruptNodeLineTableFallsBackToTheName) {
   EXPECT_EQ(v.source_line(), 4u);
 }
 
+// BEAMJIT (erl +JPperf true, OTP 25; fibm:fib/1 of tests/data/fidelity/erlang): the first
+// entry sits in the -CodeInfoPrologue helper before code_addr, the last closes the table with
+// line 0 and no file at the end of the code.
+TEST_F(JitdumpTest, BeamLineTableLeadEntryCoversTheStart) {
+  JitdumpBuilder b;
+  b.Header()
+      .DebugInfo(1, kCode,
+                 {{kCode - 50, 4, 0, "fibm.erl"},
+                  {kCode + 53, 6, 0, "fibm.erl"},
+                  {kCode + 238, 8, 0, "fibm.erl"},
+                  {kCode + 240, 0, 0, ""}})
+      .CodeLoad(2, kCode, std::string(240, '\x90'), "fibm:fib/1", 1)
+      .DebugInfo(3, kCode + 0x100,
+                 {{kCode + 0x100 - 50, 8, 0, "fibm.erl"},
+                  {kCode + 0x100, 9, 0, "fibm.erl"},
+                  {kCode + 0x100 + 144, 0, 0, ""}})
+      .CodeLoad(4, kCode + 0x100, std::string(144, '\x90'), "fibm:main/0", 2);
+  JitdumpStats stats = Read(b.bytes());
+  EXPECT_EQ(stats.debug_infos_dropped, 0);
+  EXPECT_EQ(stats.debug_infos_shifted, 0);
+  EXPECT_EQ(WarningCount(diagnostics_, "jitdump: line table outside code"), 0);
+  const CodeVersion& fib = index_.version(0);
+  EXPECT_EQ(fib.source_file(), "fibm.erl");
+  EXPECT_EQ(fib.source_line(), 4u);
+  ASSERT_NE(fib.LookupLine(kCode), nullptr);
+  EXPECT_EQ(fib.LookupLine(kCode)->line_no, 4u);
+  EXPECT_EQ(fib.LookupLine(kCode + 52)->line_no, 4u);
+  EXPECT_EQ(fib.LookupLine(kCode + 53)->line_no, 6u);
+  EXPECT_EQ(fib.LookupLine(kCode + 239)->line_no, 8u);
+  for (const LineEntry& line : fib.lines()) EXPECT_GE(line.addr, kCode);
+  EXPECT_EQ(fib.files().size(), 1u);  // the closing entry adds no nameless file
+  // An entry of the code's own at the start replaces the lead one.
+  const CodeVersion& main = index_.version(1);
+  EXPECT_EQ(main.source_line(), 9u);
+  EXPECT_EQ(main.LookupLine(kCode + 0x100)->line_no, 9u);
+}
+
+TEST_F(JitdumpTest, OnlyOneNearLeadEntryIsAccepted) {
+  JitdumpBuilder b;
+  b.Header()
+      .DebugInfo(1, kCode, {{kCode - 0x101, 4, 0, "a"}, {kCode + 8, 6, 0, "a"}})
+      .CodeLoad(2, kCode, std::string(16, '\x90'), "far", 1)
+      .DebugInfo(3, kCode + 0x100, {{kCode + 0x100 - 8, 4, 0, "a"}, {kCode + 0x100 - 4, 5, 0, "a"}})
+      .CodeLoad(4, kCode + 0x100, std::string(16, '\x90'), "two", 2)
+      .DebugInfo(5, kCode + 0x200, {{kCode + 0x208, 4, 0, "a"}, {kCode + 0x200 - 8, 5, 0, "a"}})
+      .CodeLoad(6, kCode + 0x200, std::string(16, '\x90'), "not_first", 3);
+  JitdumpStats stats = Read(b.bytes());
+  EXPECT_EQ(stats.debug_infos_dropped, 3);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(index_.version(i).lines().empty()) << i;
+}
+
+TEST_F(JitdumpTest, TableFittingWithoutALeadKeepsItsReading) {
+  // Shifted, its first entry would be a lead 0x10 before the code; unshifted it fits as it is.
+  JitdumpBuilder b;
+  b.Header()
+      .DebugInfo(1, kCode, {{kCode + 0x30, 1, 0, "a"}, {kCode + 0x80, 2, 0, "a"}})
+      .CodeLoad(2, kCode, std::string(0x100, '\x90'), "f", 1);
+  EXPECT_EQ(Read(b.bytes()).debug_infos_shifted, 0);
+  EXPECT_EQ(index_.version(0).lines()[0].addr, kCode + 0x30);
+}
+
 TEST_F(JitdumpTest, DebugInfoWaitsForItsLoad) {
   JitdumpBuilder b;
   b.Header()

@@ -1,5 +1,10 @@
 #include "sources/symbol_sources.h"
 
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <memory>
+
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
 #include "cg_inject/symbols.h"
@@ -12,6 +17,23 @@ namespace {
 
 std::string Count(int64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// Whether `a` and `b` are the same file or two regular files with the same bytes (a jitdump in
+// /tmp and its copy in the working directory; one found by pid and one named). Sizes differ for
+// almost every pair, so the bytes of few pairs are compared.
+bool SameContent(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  if (!S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode)) return false;
+  if (sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino) return true;
+  if (sa.st_size != sb.st_size) return false;
+  std::shared_ptr<MappedFile> ma = MappedFile::TryOpen(a);
+  std::shared_ptr<MappedFile> mb = MappedFile::TryOpen(b);
+  std::string ra, rb;
+  std::string_view va = ma ? ma->bytes() : std::string_view(ra = ReadWholeFile(a));
+  std::string_view vb = mb ? mb->bytes() : std::string_view(rb = ReadWholeFile(b));
+  return va == vb;
 }
 
 }  // namespace
@@ -83,8 +105,19 @@ LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& pa
 
 std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs,
                                             SymbolIndex* index, Diagnostics* diagnostics) {
+  // A file whose content a later spec has too is loaded once, as that later spec (explicit files
+  // come last and win): loaded twice, every range would be "reused", choices between the copies
+  // ambiguous, and the ELF image written twice.
+  std::vector<size_t> copy_of(specs.size(), SIZE_MAX);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    for (size_t j = i + 1; j < specs.size() && copy_of[i] == SIZE_MAX; ++j) {
+      if (SameContent(specs[i].path, specs[j].path)) copy_of[i] = j;
+    }
+  }
   std::vector<LoadedSource> loaded;
-  for (const SourceSpec& spec : specs) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (copy_of[i] != SIZE_MAX) continue;
+    const SourceSpec& spec = specs[i];
     // Mapped, not read: a big map or dump is not copied into the heap, and what a reader is done
     // with leaves the resident set as it goes (MappedFile::Release). stdin and pipes are read.
     std::shared_ptr<MappedFile> mapped = MappedFile::TryOpen(spec.path);
@@ -119,6 +152,15 @@ std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs
         LoadSymbolSourceBytes(view, spec.path, spec.kind, index, diagnostics, done_with));
     // Code bytes are read again only for the versions the profile runs.
     if (mapped) mapped->Release(0, view.size());
+    for (size_t k = 0; k < i; ++k) {
+      size_t last = k;
+      while (copy_of[last] != SIZE_MAX) last = copy_of[last];
+      if (last == i) loaded.back().copies.push_back(specs[k].path);
+    }
+    for (size_t c = 0; c < loaded.back().copies.size(); ++c) {
+      loaded.back().details += (c == 0 ? "; same content as " : ", ") + loaded.back().copies[c];
+    }
+    if (!loaded.back().copies.empty()) loaded.back().details += ", not loaded again";
   }
   index->Finish();
   return loaded;

@@ -22,6 +22,7 @@ struct LoadedSource {
   uint32_t source = 0;                    // index in SymbolIndex::sources()
   int64_t versions = 0;                   // code versions added
   std::string details;                    // e.g. "1740 loads, 16 line tables, 3 bad lines"
+  std::vector<std::string> copies;        // other specs with the same content, not loaded
 };
 
 /// The file name without directories and without a .zst suffix: what `ob=` names code from `path`
@@ -36,7 +37,9 @@ LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& pa
                                    SymbolIndex* index, Diagnostics* diagnostics,
                                    const std::function<void(size_t)>& done_with = {});
 
-/// Reads every file with ReadWholeFile, in order, loads it, then calls index->Finish().
+/// Reads every file with ReadWholeFile, in order, loads it, then calls index->Finish(). Files with
+/// the same content (same file, or equal bytes) are loaded once, as the last of them; the others
+/// are listed in its `copies` and `details`.
 /// Throws InputError for the first file that cannot be read or parsed.
 std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs,
                                             SymbolIndex* index, Diagnostics* diagnostics);

@@ -4,6 +4,8 @@
 #include <zstd.h>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 
@@ -157,6 +159,43 @@ TEST(SymbolSourcesTest, ZstdCompressedFilesAreRecognizedByContent) {
   EXPECT_EQ(index.Lookup(0x5010)->function_name(), "zjit_fn");
   ASSERT_NE(index.Lookup(0x6000), nullptr);
   EXPECT_EQ(index.Lookup(0x6000)->function_name(), "zmap_fn");
+}
+
+TEST(SymbolSourcesTest, SameContentIsLoadedOnce) {
+  // /tmp/jit-PID.dump found by discovery, its copy in the working directory, and a link to the
+  // copy named with --jitdump: one source, reported once, as the last (explicit) spec.
+  std::string dump = JitdumpBuilder()
+                         .Header()
+                         .CodeLoad(1, 0x5000, std::string(0x40, '\x90'), "f", 1)
+                         .CodeLoad(2, 0x6000, std::string(0x40, '\x90'), "g", 2)
+                         .bytes();
+  std::string dir = ::testing::TempDir();
+  std::string found = dir + "/cg_inject_same_a", copy = dir + "/cg_inject_same_b";
+  std::string link = dir + "/cg_inject_same_c", other = dir + "/cg_inject_same_d";
+  std::ofstream(found, std::ios::binary) << dump;
+  std::ofstream(copy, std::ios::binary) << dump;
+  std::remove(link.c_str());
+  ASSERT_EQ(::link(copy.c_str(), link.c_str()), 0);
+  std::string different = dump;
+  different[different.size() - 1] ^= 1;  // same size, one byte of g's code differs
+  std::ofstream(other, std::ios::binary) << different;
+  SymbolIndex index;
+  Diagnostics diagnostics;
+  std::vector<LoadedSource> loaded = LoadSymbolSources({{found, SourceKind::kJitdump, false},
+                                                        {copy, SourceKind::kJitdump, false},
+                                                        {other, SourceKind::kDetect, false},
+                                                        {link, SourceKind::kJitdump, true}},
+                                                       &index, &diagnostics);
+  for (const std::string& p : {found, copy, link, other}) std::remove(p.c_str());
+  ASSERT_EQ(loaded.size(), 2u);
+  EXPECT_EQ(loaded[0].path, other);
+  EXPECT_TRUE(loaded[0].copies.empty());
+  EXPECT_EQ(loaded[1].path, link);
+  EXPECT_THAT(loaded[1].copies, ::testing::ElementsAre(found, copy));
+  EXPECT_EQ(loaded[1].details,
+            "2 code loads; same content as " + found + ", " + copy + ", not loaded again");
+  EXPECT_EQ(index.sources().size(), 2u);
+  EXPECT_EQ(index.size(), 4u);  // two versions from each distinct content
 }
 
 TEST(SymbolSourcesTest, MissingFileIsAnInputError) {
