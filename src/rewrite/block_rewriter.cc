@@ -77,13 +77,19 @@ void Injector::Impl::ResolveBlock() {
     return;
   }
   scratch_addrs_.clear();
+  scratch_call_addrs_.clear();
   // A block kept in order has one candidate version, which ChooseForBlock returns whatever the
   // addresses.
   if (columns_.has_instr() && !block_.in_order) {
     for (const auto& [key, offset] : block_.agg.costs)
       scratch_addrs_.push_back(columns_.Instr(key.pos));
-    for (const auto& [key, value] : block_.agg.calls)
+    for (const auto& [key, value] : block_.agg.calls) {
       scratch_addrs_.push_back(columns_.Instr(key.site));
+      scratch_call_addrs_.push_back(columns_.Instr(key.site));
+    }
+    std::sort(scratch_call_addrs_.begin(), scratch_call_addrs_.end());
+    scratch_call_addrs_.erase(std::unique(scratch_call_addrs_.begin(), scratch_call_addrs_.end()),
+                              scratch_call_addrs_.end());
     std::sort(scratch_addrs_.begin(), scratch_addrs_.end());
     scratch_addrs_.erase(std::unique(scratch_addrs_.begin(), scratch_addrs_.end()),
                          scratch_addrs_.end());
@@ -91,7 +97,8 @@ void Injector::Impl::ResolveBlock() {
   if (block_.in_order && f.resolved) {
     block_.version = f.version;  // the lone version, which ChooseForBlock would return again
   } else {
-    block_.version = chooser_.ChooseForBlock(f.entry, scratch_addrs_, part_number_);
+    block_.version =
+        chooser_.ChooseForBlock(f.entry, scratch_addrs_, part_number_, scratch_call_addrs_);
     if (!block_.version) block_.version = index_.Lookup(f.entry);
   }
   block_.identity = out_.Identity(block_.version, f.suffix);
@@ -266,7 +273,7 @@ void Injector::Impl::RewriteCalls() {
 void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   const bool jit = In(block_.function).jit;
   const CodeVersion* site_version = nullptr;
-  int owner = Owner(AddrOf(key.site), &site_version);
+  int owner = Owner(AddrOf(key.site), &site_version, /*call=*/true);
   CallKey out_key;
   Place(key.site, key.site_file, jit || owner != block_.identity ? site_version : nullptr,
         &out_key.site, &out_key.site_file);

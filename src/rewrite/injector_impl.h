@@ -129,8 +129,8 @@ class Injector::Impl {
   void FlushPending();
   /// The output function that owns the block's record at `addr`, and the version there (null:
   /// an ordinary function's own code).
-  int Owner(uint64_t addr, const CodeVersion** version) {
-    return owners_.Owner(In(block_.function), block_, addr, version);
+  int Owner(uint64_t addr, const CodeVersion** version, bool call = false) {
+    return owners_.Owner(In(block_.function), block_, addr, version, call);
   }
   uint64_t AddrOf(const Position& pos) const;
   /// Output position and file of a record at `pos` owned by `version` (null: left as it was).
@@ -197,8 +197,9 @@ class Injector::Impl {
   bool pending_header_ = false;
   bool cur_deferred_ = false;
   std::vector<uint64_t> scratch_addrs_;
-  std::vector<CostLine> scratch_lines_;  // EmitOutputs': one slot's cost lines, sorted
-  std::vector<size_t> scratch_fits_;     // RewriteCost's: the reused versions a line fits
+  std::vector<uint64_t> scratch_call_addrs_;  // ResolveBlock's: the block's call sites
+  std::vector<CostLine> scratch_lines_;       // EmitOutputs': one slot's cost lines, sorted
+  std::vector<size_t> scratch_fits_;          // RewriteCost's: the reused versions a line fits
   // A copy of one pooled cost vector: adding to the pool may move the original.
   std::vector<uint64_t> scratch_costs_;
 

@@ -769,6 +769,47 @@ fn=0x0000000000001000
   EXPECT_EQ(out_.Find("jit.map|???|five_byte_mov"), nullptr) << out_.text();
 }
 
+// Issue 23 item 8: an address reused by two versions whose instructions start at the same
+// offsets: at 0x5005 the earlier one (scan) has a mov, the later one (parse) a call. The block's
+// lines fit both, so only its call line tells which ran: parse, the only one that can have made
+// the 3 calls Callgrind recorded there. No call is given to scan.
+TEST_F(InjectorTest, ReusedAddressCallLineGoesToTheVersionWithACall) {
+  AddSource(kJit);
+  Fn scan = MakeFn(0x5000, 11, "scan");
+  scan.code = std::string("\x55\x90\x90\x90\x90\xb8\x01\x00\x00\x00\xc3", 11);
+  Fn parse = MakeFn(0x5000, 11, "parse");
+  parse.code = std::string("\x55\x90\x90\x90\x90\xe8\x00\x00\x00\x00\xc3", 11);
+  AddFn(scan);
+  AddFn(parse);
+  Run(R"(positions: instr
+events: Ir
+ob=/bin/prog
+fl=main.c
+fn=helper
+0x400 30
+ob=???
+fl=???
+fn=0x0000000000005000
+0x5000 3
+0x5001 3
+0x5005 3
+cob=/bin/prog
+cfi=main.c
+cfn=helper
+calls=3 0x400
+0x5005 30
+0x500a 3
+)");
+  const auto& p = F("jit.map|???|parse");
+  ASSERT_EQ(p.calls.count("/bin/prog|main.c|helper"), 1u) << out_.text();
+  EXPECT_EQ(p.calls.at("/bin/prog|main.c|helper").first, 3u);
+  EXPECT_THAT(p.self, ElementsAre(12));
+  if (const auto* s = out_.Find("jit.map|???|scan")) {
+    EXPECT_TRUE(s->calls.empty()) << out_.text();
+  }
+  EXPECT_EQ(stats_.ambiguous_choices, 0);
+}
+
 // Two versions at 0x3000: v1 = lea rax, [rdi+1]; ret (5 bytes), v2 = 11 bytes of other code.
 // main calls the block twice; the block holds instructions of both.
 constexpr const char* kReusedHeader = "positions: instr\nevents: Ir\n";
