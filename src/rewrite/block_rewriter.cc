@@ -295,16 +295,19 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
     return;
   }
   const InFunction* target = found >= 0 ? &in_[found] : nullptr;
+  // A call from another input function: if both become one output function, the frame boundary
+  // between them is gone (AddCallTo).
+  const bool from_other = !(key.target == In(block_.function).key);
   if (target && target->jit && target->resolved) {
     AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, target->version,
-              target->identity, in_.SplitOf(found), target_addr);
+              target->identity, in_.SplitOf(found), target_addr, from_other);
     return;
   }
   // Most targets are code no other version overlaps: the only candidate, found without
   // collecting every version there (twice, with Choose).
   if (const CodeVersion* only = index_.Lookup(target_addr); only && !index_.Overlapped(*only)) {
     AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, only,
-              out_.Identity(only, suffix), nullptr, target_addr);
+              out_.Identity(only, suffix), nullptr, target_addr, from_other);
     return;
   }
   if ((!target || target->jit) && index_.LookupAll(target_addr).size() >= 2) {
@@ -318,18 +321,19 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
     p.inclusive = copy;
     p.target_addr = target_addr;
     p.target_suffix = suffix;
+    p.from_other = from_other;
     return;
   }
   const CodeVersion* tv = chooser_.Choose(target_addr, nullptr, part_number_);
   if (!tv) tv = index_.Lookup(target_addr);
   AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, tv,
-            out_.Identity(tv, suffix), nullptr, target_addr);
+            out_.Identity(tv, suffix), nullptr, target_addr, from_other);
 }
 
 void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, uint64_t count,
                                std::span<const uint64_t> inclusive, uint32_t suffix,
                                const CodeVersion* version, int target, const ReuseSplit* split,
-                               uint64_t target_addr) {
+                               uint64_t target_addr, bool from_other) {
   uint64_t entered_at = columns_.has_instr() ? columns_.Instr(key.target_pos) : target_addr;
   ++stats_.calls_renamed;
   if (split) {
@@ -356,9 +360,18 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
     return;
   }
   int target_base = suffix ? out_.Identity(version, 0) : target;
-  if (target_base == owner_base && target == owner && entered_at != version->start()) {
-    // A call between pieces of one function, not to its entry: an internal transfer. The
-    // target piece's cost is already this function's own.
+  // A call between pieces of one function, not to its entry: an internal transfer. The target
+  // piece's cost is already this function's own.
+  const bool internal = entered_at != version->start();
+  // A call to its entry from another input function that became this one (a stub's block that
+  // ran the function's first frame, calling its entry recursively): the caller's frame and the
+  // callee's are one function's now, and the call's cost is already inside the inclusive cost of
+  // the calls into the caller. Kept, it would be a call of the function to itself at the same
+  // recursion level, which Callgrind never writes and callgrind_annotate and `--callgraph` add to
+  // the function's inclusive cost a second time. Deeper frames keep the calls Callgrind wrote
+  // for them (to `'2`).
+  const bool merged_frames = from_other;
+  if (target_base == owner_base && target == owner && (internal || merged_frames)) {
     --stats_.calls_renamed;
     ++stats_.internal_transfers_dropped;
     return;
@@ -379,7 +392,7 @@ void Injector::Impl::ResolvePending(const FunctionKey& target_key) {
   const InFunction& t = in_[target];
   for (const PendingCall& p : calls) {
     AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, t.version,
-              t.identity, in_.SplitOf(target), p.target_addr);
+              t.identity, in_.SplitOf(target), p.target_addr, p.from_other);
   }
   EmitOutputs();
 }
@@ -391,7 +404,7 @@ void Injector::Impl::FlushPending() {
       const CodeVersion* tv = chooser_.Choose(p.target_addr, nullptr, part_number_);
       if (!tv) tv = index_.Lookup(p.target_addr);
       AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, tv,
-                out_.Identity(tv, p.target_suffix), nullptr, p.target_addr);
+                out_.Identity(tv, p.target_suffix), nullptr, p.target_addr, p.from_other);
     }
   }
   EmitOutputs();

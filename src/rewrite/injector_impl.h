@@ -121,9 +121,10 @@ class Injector::Impl {
   /// Adds a call whose site is placed (`key.site`, in `owner`'s output function) to the JIT
   /// function `target` (`version`, recursion suffix `suffix`) entered at the input position
   /// `key.target_pos`; with `split`, divided among the versions of a reused target's block.
+  /// `from_other`: the call's input target is another input function than its caller.
   void AddCallTo(int owner, int owner_base, const CallKey& key, uint64_t count,
                  std::span<const uint64_t> inclusive, uint32_t suffix, const CodeVersion* version,
-                 int target, const ReuseSplit* split, uint64_t target_addr);
+                 int target, const ReuseSplit* split, uint64_t target_addr, bool from_other);
   void ResolvePending(const FunctionKey& target);
   /// Part end: pending calls whose target never had a block, then blocks for call targets.
   void FlushPending();

@@ -470,6 +470,86 @@ fn=0x0000000000001000
   EXPECT_EQ(at_entry, 60u) << out_.text();
 }
 
+// Issue 23 item 4 (Mono): main calls fib through a stub (0xf80, in no source) whose block
+// Callgrind also gives fib's first frame; that frame's recursive calls enter fib's own function
+// at recursion level 1, whose deeper calls go to `'2`. Merged into fib, the stub block's calls to
+// fib's entry are no call of fib to itself: fib's inclusive cost stays that of the code it
+// merged, 550 (first frame 10 + its calls 240, main's direct calls 300), in every reading.
+TEST_F(InjectorTest, MergedFramesCallingTheEntryKeepInclusiveCost) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "fib", "", 0);
+  Run(R"(positions: instr
+events: Ir
+ob=/bin/prog
+fl=main.c
+fn=main
+0x400 1
+cob=???
+cfi=???
+cfn=0x0000000000000f80
+calls=1 0xf80
+0x404 352
+cob=???
+cfi=???
+cfn=0x0000000000001000
+calls=2 0x1000
+0x408 300
+ob=/lib/libc.so
+fl=x.c
+fn=compile
+0x500 100
+ob=???
+fl=???
+fn=0x0000000000000f80
+0xf80 2
+cob=/lib/libc.so
+cfi=x.c
+cfn=compile
+calls=1 0x500
+0xf84 100
+0x1000 4
+0x1004 4
+cfn=0x0000000000001000
+calls=1 0x1000
+0x1008 150
+cfn=0x0000000000001000
+calls=1 0x1000
+0x100c 90
+0x1010 2
+fn=0x0000000000001000
+0x1000 20
+cfn=0x0000000000001000'2
+calls=8 0x1000
+0x1008 520
+fn=0x0000000000001000'2
+0x1000 520
+cfn=0x0000000000001000'2
+calls=20 0x1000
+0x1008 400
+)");
+  const auto& fib = F("jit.map|???|fib");
+  EXPECT_THAT(fib.self, ElementsAre(30));
+  EXPECT_EQ(fib.calls.count("jit.map|???|fib"), 0u) << out_.text();
+  ASSERT_EQ(fib.calls.count("jit.map|???|fib'2"), 1u) << out_.text();
+  EXPECT_THAT(fib.calls.at("jit.map|???|fib'2").second, ElementsAre(520));
+  // The stub keeps its own cost and calls, and calls fib with what fib's first frame cost.
+  const auto& stub = F("???|???|0x0000000000000f80");
+  EXPECT_THAT(stub.self, ElementsAre(2));
+  ASSERT_EQ(stub.calls.count("jit.map|???|fib"), 1u) << out_.text();
+  EXPECT_THAT(stub.calls.at("jit.map|???|fib").second, ElementsAre(250));
+  EXPECT_EQ(stats_.internal_transfers_dropped, 2);
+
+  // callgrind_annotate: a called function's inclusive cost is the sum of the calls to it; a
+  // function's self and outgoing calls (`--callgraph`'s `inclusive`, KCachegrind's reading of a
+  // function nobody calls) give the same.
+  auto inclusive = Annotate(true);
+  EXPECT_EQ(inclusive["???:fib"], 550u) << annotate_text_;
+  EXPECT_EQ(inclusive["???:0x0000000000000f80"], 352u) << annotate_text_;
+  uint64_t self_and_calls = fib.self[0];
+  for (const auto& [target, call] : fib.calls) self_and_calls += call.second[0];
+  EXPECT_EQ(self_and_calls, 550u) << out_.text();
+}
+
 // Rule 5: a line table gives each cost line its file and line; `instr`-only input gets a line
 // column.
 TEST_F(InjectorTest, LineTableGivesFileAndLine) {

@@ -22,6 +22,7 @@ struct PendingCall {
   std::vector<uint64_t> inclusive;
   uint64_t target_addr = 0;
   uint32_t target_suffix = 0;
+  bool from_other = false;  // its target is another input function than its caller
 };
 
 /// Waiting calls by the input key of their target.
