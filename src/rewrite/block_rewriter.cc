@@ -291,6 +291,17 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   if (!in_.IsJitTarget(key.target, &target_addr, &suffix, &found)) {
     out_key.target = key.target;
     out_key.target_pos = columns_.Plain(key.target_pos);
+    if (MisplacedTarget(key.target) && !RealTarget(key.target, &out_key.target)) {
+      // Its real function's block may come later in the part.
+      PendingCall& p = pending_.Add(key.target);
+      p.owner = owner;
+      p.owner_base = block_.BaseOf(owner);
+      p.key = out_key;
+      p.count = value.count;
+      p.inclusive = copy;
+      p.by_name = true;
+      return;
+    }
     Output(owner).agg.AddCall(&pool_, out_key, value.count, copy);
     return;
   }
@@ -401,6 +412,13 @@ void Injector::Impl::FlushPending() {
   // Targets whose block never came in this part: resolved as any call to an address.
   for (const auto& [key, calls] : pending_.TakeAll()) {
     for (const PendingCall& p : calls) {
+      if (p.by_name) {
+        // The part is read: its real function if it has one, else the target as it was read.
+        CallKey out_key = p.key;
+        if (MisplacedTarget(key)) RealTarget(key, &out_key.target);
+        Output(p.owner).agg.AddCall(&pool_, out_key, p.count, p.inclusive);
+        continue;
+      }
       const CodeVersion* tv = chooser_.Choose(p.target_addr, nullptr, part_number_);
       if (!tv) tv = index_.Lookup(p.target_addr);
       AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, tv,

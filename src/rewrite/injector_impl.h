@@ -126,6 +126,17 @@ class Injector::Impl {
                  std::span<const uint64_t> inclusive, uint32_t suffix, const CodeVersion* version,
                  int target, const ReuseSplit* split, uint64_t target_addr, bool from_other);
   void ResolvePending(const FunctionKey& target);
+  /// Whether a call target is in Callgrind's unknown object under a real function's name (not a
+  /// JIT address) and had no block of its own: a JIT block's call Callgrind wrote without cob=,
+  /// or an id that the real function's block bound (KCachegrind then means that function,
+  /// callgrind_annotate knows functions by file and name only). Such a target is the real
+  /// function of that name (RealTarget), else it has no block in either consumer.
+  bool MisplacedTarget(const FunctionKey& target) const;
+  /// The real object's function a misplaced target means: this part's one block of its name in
+  /// a real object, with its file or an unknown one (`???`, a call without cfi=).
+  bool RealTarget(const FunctionKey& target, FunctionKey* real) const;
+  /// A real object's block starts: its name may be a misplaced call target's.
+  void NoteRealFunction(const FunctionKey& key);
   /// Part end: pending calls whose target never had a block, then blocks for call targets.
   void FlushPending();
   /// The output function that owns the block's record at `addr`, and the version there (null:
@@ -182,8 +193,14 @@ class Injector::Impl {
   // First-event cost of the part's resolved JIT blocks, which have no entry in in_acc_.
   uint64_t resolved_jit_cost_before_ = 0;
   // Calls waiting for their target's block, by target InFunction index. Rare: only calls into
-  // reused addresses before the target's block.
+  // reused addresses before the target's block, and misplaced targets before their real block.
   PendingCalls pending_;
+  // Per function name id: the object and file of the part's real-object block of that name
+  // (object kAmbiguous: two objects or files have one). 8 bytes a name; reset every part, as
+  // consumers forget ids then.
+  static constexpr uint32_t kAmbiguous = UINT32_MAX;
+  std::vector<std::pair<uint32_t, uint32_t>> real_by_name_;
+  uint32_t unknown_name_ = 0;  // `???`'s name id
 
   // The block being read and written.
   Mode mode_ = Mode::kNone;

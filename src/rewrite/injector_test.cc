@@ -91,6 +91,32 @@ class InjectorTest : public ::testing::Test {
     for (const auto& [key, fn] : out_.functions())
       EXPECT_EQ(key.find("Builtin:"), std::string::npos) << key;
   }
+  /// /bin/beam's schedule calls JIT function f (0x1000) by an id bound to f's address name.
+  void ExpectCallFromBeamEntersF() {
+    const auto& schedule = F("/bin/beam|beam.c|schedule");
+    ASSERT_EQ(schedule.calls.count("jit.map|f.erl|f"), 1u) << out_.text();
+    EXPECT_THAT(schedule.calls.at("jit.map|f.erl|f").second, ElementsAre(5));
+    EXPECT_THAT(F("jit.map|f.erl|f").self, ElementsAre(5));
+    for (const auto& [key, fn] : out_.functions()) {
+      EXPECT_EQ(key.find("0x0000000000001000"), std::string::npos) << out_.text();
+      for (const auto& [target, call] : fn.calls)
+        EXPECT_EQ(target.find("0x0000000000001000"), std::string::npos) << out_.text();
+    }
+  }
+  /// A resolved JIT block (f) and an unresolved one (0x9000) call libc's clone, whose input
+  /// target reads as `???`'s clone.
+  void ExpectCloneCalledInLibc() {
+    const auto& f = F("jit.map|f.erl|f");
+    ASSERT_EQ(f.calls.count("/lib/libc.so|clone.S|clone"), 1u) << out_.text();
+    EXPECT_THAT(f.calls.at("/lib/libc.so|clone.S|clone").second, ElementsAre(7));
+    const auto& other = F("???|???|0x0000000000009000");
+    ASSERT_EQ(other.calls.count("/lib/libc.so|clone.S|clone"), 1u) << out_.text();
+    EXPECT_THAT(other.calls.at("/lib/libc.so|clone.S|clone").second, ElementsAre(7));
+    EXPECT_THAT(other.self, ElementsAre(2));
+    EXPECT_EQ(out_.Find("???|clone.S|clone"), nullptr) << out_.text();
+    for (const auto& [key, fn] : out_.functions())
+      EXPECT_EQ(fn.calls.count("???|clone.S|clone"), 0u) << key << "\n" << out_.text();
+  }
   /// Two versions of code at the reused address 0x3000 (see kReusedBlock).
   void AddReusedVersions();
   /// How the calls from main into the reused block are split between them.
@@ -548,6 +574,111 @@ calls=20 0x1000
   uint64_t self_and_calls = fib.self[0];
   for (const auto& [target, call] : fib.calls) self_and_calls += call.second[0];
   EXPECT_EQ(self_and_calls, 550u) << out_.text();
+}
+
+// Issue 23 item 2 (Erlang): a call names a JIT function by the id its block bound (`fn=(1)
+// 0x...` of `???`) under a real object's `cob=`; KCachegrind binds the id to the JIT function
+// (callgrind_annotate knows functions by file and name). The call must enter that function's
+// output name, not a function of the real object that has no block.
+TEST_F(InjectorTest, JitFunctionIdUnderAnotherObjectIsThatFunction) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.erl", 3);
+  Run(R"(positions: instr
+events: Ir
+ob=(1) ???
+fl=(1) ???
+fn=(1) 0x0000000000001000
+0x1000 5
+ob=(2) /bin/beam
+fl=(2) beam.c
+fn=(2) schedule
+0x400 1
+cob=(2)
+cfn=(1)
+calls=1 0x1000
+0x404 5
+)");
+  ExpectCallFromBeamEntersF();
+}
+
+// The same when the call defines the id (under the real object) before the JIT block uses it.
+TEST_F(InjectorTest, JitFunctionIdDefinedUnderAnotherObjectIsThatFunction) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.erl", 3);
+  Run(R"(positions: instr
+events: Ir
+ob=(2) /bin/beam
+fl=(2) beam.c
+fn=(2) schedule
+0x400 1
+cob=(2)
+cfn=(1) 0x0000000000001000
+calls=1 0x1000
+0x404 5
+ob=(1) ???
+fl=(1) ???
+fn=(1)
+0x1000 5
+)");
+  ExpectCallFromBeamEntersF();
+}
+
+// Issue 23 item 3 (Erlang): a JIT block calls libc's clone with no cob= (Callgrind left it
+// out), so the target reads as `???`'s clone, and libc's block of clone comes later. The call
+// must name the function that has the block: no call target without a block appears.
+TEST_F(InjectorTest, CallWithoutCobEntersTheRealFunctionOfItsName) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.erl", 3);
+  Run(R"(positions: instr
+events: Ir
+ob=(1) ???
+fl=(1) ???
+fn=(1) 0x0000000000001000
+0x1000 5
+cfi=(2) clone.S
+cfn=(2) clone
+calls=1 0x500
+0x1004 7
+fn=(3) 0x0000000000009000
+0x9000 2
+cfi=(2)
+cfn=(2)
+calls=1 0x500
+0x9004 7
+ob=(2) /lib/libc.so
+fl=(2)
+fn=(2)
+0x500 14
+)");
+  ExpectCloneCalledInLibc();
+}
+
+// The same with libc's block first and the calls naming it by its bare id.
+TEST_F(InjectorTest, CallByRealFunctionsIdEntersIt) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.erl", 3);
+  Run(R"(positions: instr
+events: Ir
+ob=(2) /lib/libc.so
+fl=(2) clone.S
+fn=(2) clone
+0x500 14
+ob=(1) ???
+fl=(1) ???
+fn=(1) 0x0000000000001000
+0x1000 5
+cfi=(2)
+cfn=(2)
+calls=1 0x500
+0x1004 7
+fn=(3) 0x0000000000009000
+0x9000 2
+cfi=(2)
+cfn=(2)
+calls=1 0x500
+0x9004 7
+)");
+  ExpectCloneCalledInLibc();
 }
 
 // Rule 5: a line table gives each cost line its file and line; `instr`-only input gets a line
