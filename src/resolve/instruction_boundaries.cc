@@ -19,7 +19,16 @@ CodeArch CodeArchOfElfMachine(uint32_t elf_machine) {
 std::vector<uint8_t> DecodeInstructionStarts(std::string_view code, CodeArch arch) {
   std::vector<uint8_t> starts(code.size(), 0);
   if (arch == CodeArch::kAArch64) {
-    for (size_t i = 0; i < code.size(); i += 4) starts[i] = 1;
+    for (size_t i = 0; i < code.size(); i += 4) {
+      starts[i] = kInstructionStart;
+      if (i + 4 > code.size()) continue;
+      uint32_t w = 0;
+      for (size_t k = 0; k < 4; ++k) w |= uint32_t(uint8_t(code[i + k])) << (8 * k);
+      // BL imm26; BLR Xn; BLRAA/BLRAAZ/BLRAB/BLRABZ (pointer authentication).
+      if ((w & 0xFC000000u) == 0x94000000u || (w & 0xFFFFFC1Fu) == 0xD63F0000u ||
+          (w & 0xFEFFF800u) == 0xD63F0800u)
+        starts[i] |= kCallInstruction;
+    }
     return starts;
   }
   csh handle;
@@ -31,7 +40,7 @@ std::vector<uint8_t> DecodeInstructionStarts(std::string_view code, CodeArch arc
   const auto* bytes = reinterpret_cast<const uint8_t*>(code.data());
   size_t offset = 0;
   while (offset < code.size()) {
-    starts[offset] = 1;
+    starts[offset] = kInstructionStart;
     const uint8_t* cursor = bytes + offset;
     size_t remaining = code.size() - offset;
     uint64_t address = offset;
@@ -39,6 +48,8 @@ std::vector<uint8_t> DecodeInstructionStarts(std::string_view code, CodeArch arc
       offset += 1;  // undecodable byte (data): step over it and resynchronize
       continue;
     }
+    // The instruction id needs no operand details.
+    if (insn->id == X86_INS_CALL || insn->id == X86_INS_LCALL) starts[offset] |= kCallInstruction;
     offset = static_cast<size_t>(cursor - bytes);
   }
   cs_free(insn, 1);

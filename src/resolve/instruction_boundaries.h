@@ -19,11 +19,19 @@ inline constexpr uint32_t kElfMachineAArch64 = 183;
 /// 0 (not known) and for machines the decoder does not handle.
 CodeArch CodeArchOfElfMachine(uint32_t elf_machine);
 
-/// One flag per byte of `code`, 1 where an instruction starts. x86-64 is swept linearly with
-/// Capstone from offset 0; an undecodable byte (data in the code) is flagged and stepped over, and
-/// the sweep resynchronizes after it. AArch64 instructions are all 4 bytes, so every fourth offset
-/// starts one (literal-pool words included). For kUnknown, or when Capstone cannot be opened,
-/// every offset is flagged: nothing is contradicted.
+/// What DecodeInstructionStarts says of a byte: an instruction starts there (kInstructionStart),
+/// and that instruction is a call (kInstructionStart | kCallInstruction). Callgrind's call lines
+/// sit at their call instruction, so of several versions at one address only one with a call
+/// there can have made the call.
+inline constexpr uint8_t kInstructionStart = 1;
+inline constexpr uint8_t kCallInstruction = 2;
+
+/// One flag per byte of `code`, nonzero where an instruction starts (above). x86-64 is swept
+/// linearly with Capstone from offset 0; an undecodable byte (data in the code) is flagged and
+/// stepped over, and the sweep resynchronizes after it. AArch64 instructions are all 4 bytes, so
+/// every fourth offset starts one (literal-pool words included). For kUnknown, or when Capstone
+/// cannot be opened, every offset is flagged as a start and none as a call: nothing is
+/// contradicted, nothing known.
 std::vector<uint8_t> DecodeInstructionStarts(std::string_view code, CodeArch arch);
 
 }  // namespace cg_inject

@@ -16,6 +16,15 @@ TEST(InstructionBoundariesTest, X86) {
               ElementsAre(1, 1, 0, 0, 1));
 }
 
+TEST(InstructionBoundariesTest, X86CallsAreFlagged) {
+  // call rel32 (5) ; mov eax,1 (5) ; call rax (2) ; ret (1)
+  constexpr uint8_t kCall = kInstructionStart | kCallInstruction;
+  EXPECT_THAT(DecodeInstructionStarts(
+                  std::string("\xe8\x00\x00\x00\x00\xb8\x01\x00\x00\x00\xff\xd0\xc3", 13),
+                  CodeArch::kX86_64),
+              ElementsAre(kCall, 0, 0, 0, 0, 1, 0, 0, 0, 0, kCall, 0, 1));
+}
+
 TEST(InstructionBoundariesTest, X86ResyncsAfterUndecodableBytes) {
   // mov rbp,rsp then 0x06 (push es, invalid in 64-bit mode): the byte is stepped over and the
   // sweep goes on with the nops after it.
@@ -37,6 +46,14 @@ TEST(InstructionBoundariesTest, AArch64) {
               ElementsAre(1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0));
   EXPECT_THAT(DecodeInstructionStarts(code.substr(0, 6), CodeArch::kAArch64),
               ElementsAre(1, 0, 0, 0, 1, 0));
+}
+
+TEST(InstructionBoundariesTest, AArch64CallsAreFlagged) {
+  // bl #8 ; blr x1 ; b #8 ; ret
+  constexpr uint8_t kCall = kInstructionStart | kCallInstruction;
+  std::string code("\x02\x00\x00\x94\x20\x00\x3f\xd6\x02\x00\x00\x14\xc0\x03\x5f\xd6", 16);
+  EXPECT_THAT(DecodeInstructionStarts(code, CodeArch::kAArch64),
+              ElementsAre(kCall, 0, 0, 0, kCall, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0));
 }
 
 TEST(InstructionBoundariesTest, UnknownArchContradictsNothing) {

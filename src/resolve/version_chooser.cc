@@ -39,6 +39,18 @@ bool VersionChooser::FitsBoundary(const CodeVersion& version, uint64_t addr) {
   return Boundaries(version)[offset] != 0;
 }
 
+int VersionChooser::CallAt(const CodeVersion& version, uint64_t addr) {
+  if (!FitsBoundary(version, addr)) return 0;
+  if (version.code().empty() || ArchOf(version) == CodeArch::kUnknown) return -1;
+  uint64_t offset = addr - version.start();
+  if (offset + version.salted_code_tail() >= version.code().size()) return -1;
+  return (Boundaries(version)[offset] & kCallInstruction) != 0 ? 1 : 0;
+}
+
+bool VersionChooser::FitsCall(const CodeVersion& version, uint64_t addr) {
+  return CallAt(version, addr) != 0;
+}
+
 void VersionChooser::NoteReuse(uint64_t addr, bool ambiguous) {
   auto [it, inserted] = reuse_seen_.try_emplace(addr, false);
   if (inserted) ++reused_addresses_;
@@ -66,8 +78,10 @@ const CodeVersion* PickByPart(const std::vector<const CodeVersion*>& fits, int64
 }  // namespace
 
 const CodeVersion* VersionChooser::Choose(uint64_t addr, const CodeVersion* preferred,
-                                          int64_t part_number) {
-  if (preferred && preferred->Contains(addr) && FitsBoundary(*preferred, addr)) {
+                                          int64_t part_number, bool call) {
+  const bool preferred_fits =
+      preferred && preferred->Contains(addr) && FitsBoundary(*preferred, addr);
+  if (preferred_fits && (!call || FitsCall(*preferred, addr))) {
     // Still note reuse so the report counts every reused address the profile touched.
     return preferred;
   }
@@ -76,8 +90,17 @@ const CodeVersion* VersionChooser::Choose(uint64_t addr, const CodeVersion* pref
   KeepLatestSource(&all);
   if (all.size() == 1) return all[0];
   scratch_.clear();
-  for (const CodeVersion* v : all)
-    if (FitsBoundary(*v, addr)) scratch_.push_back(v);
+  if (call) {
+    // A call line: only a version with a call instruction there made it (when none has one,
+    // the bytes say nothing and the rules below decide).
+    for (const CodeVersion* v : all)
+      if (CallAt(*v, addr) == 1) scratch_.push_back(v);
+    if (scratch_.empty() && preferred_fits) return preferred;
+  }
+  if (scratch_.empty()) {
+    for (const CodeVersion* v : all)
+      if (FitsBoundary(*v, addr)) scratch_.push_back(v);
+  }
   if (scratch_.empty()) scratch_ = all;
   bool ambiguous = scratch_.size() > 1;
   NoteReuse(addr, ambiguous);
@@ -86,7 +109,8 @@ const CodeVersion* VersionChooser::Choose(uint64_t addr, const CodeVersion* pref
 }
 
 const CodeVersion* VersionChooser::ChooseForBlock(uint64_t entry, std::span<const uint64_t> addrs,
-                                                  int64_t part_number) {
+                                                  int64_t part_number,
+                                                  std::span<const uint64_t> calls) {
   std::vector<const CodeVersion*> all = index_.LookupAll(entry);
   if (all.empty()) return nullptr;
   KeepLatestSource(&all);
@@ -97,6 +121,8 @@ const CodeVersion* VersionChooser::ChooseForBlock(uint64_t entry, std::span<cons
     int64_t score = FitsBoundary(*v, entry) ? 1 : 0;
     for (uint64_t a : addrs)
       if (a != entry && FitsBoundary(*v, a)) ++score;
+    for (uint64_t a : calls)
+      if (FitsCall(*v, a)) ++score;
     if (score > best_score) {
       best_score = score;
       best.clear();

@@ -26,17 +26,24 @@ class VersionChooser {
   /// Whether `addr` can be the start of an instruction of `version`: inside its range and, when
   /// it has code bytes and the architecture is known, on a decoded instruction boundary.
   bool FitsBoundary(const CodeVersion& version, uint64_t addr);
+  /// Whether a call line at `addr` can be `version`'s: it fits its boundaries and, when its code
+  /// is decoded there, the instruction is a call.
+  bool FitsCall(const CodeVersion& version, uint64_t addr);
 
   /// The version that ran at `addr`, or null when no version covers it. `preferred` (the version
   /// of the enclosing block, may be null) wins when it fits; `part_number` (1-based) breaks
   /// remaining ties: the part_number-th fitting version in load order, the last when fewer.
-  const CodeVersion* Choose(uint64_t addr, const CodeVersion* preferred, int64_t part_number);
+  /// With `call` (a call line's address), versions with a call instruction there come first,
+  /// `preferred` included.
+  const CodeVersion* Choose(uint64_t addr, const CodeVersion* preferred, int64_t part_number,
+                            bool call = false);
 
-  /// The version of a block entered at `entry` whose cost lines and call sites are at `addrs`:
-  /// among versions containing `entry`, the one on whose boundaries most of `addrs` lie; ties as
-  /// in Choose. Null when no version contains `entry`.
+  /// The version of a block entered at `entry` whose cost lines and call sites are at `addrs`,
+  /// and whose call sites are also at `calls`: among versions containing `entry`, the one on whose
+  /// boundaries most of `addrs` lie, each call site where it has a call counting once more;
+  /// ties as in Choose. Null when no version contains `entry`.
   const CodeVersion* ChooseForBlock(uint64_t entry, std::span<const uint64_t> addrs,
-                                    int64_t part_number);
+                                    int64_t part_number, std::span<const uint64_t> calls = {});
 
   /// Distinct addresses that had more than one candidate version / needed the part rule.
   int64_t reused_addresses() const { return reused_addresses_; }
@@ -44,6 +51,9 @@ class VersionChooser {
 
  private:
   const std::vector<uint8_t>& Boundaries(const CodeVersion& version);
+  /// 1: a call instruction of `version` starts at `addr`; 0: `addr` is no call of it (off its
+  /// boundaries, or another instruction); -1: its bytes say nothing there.
+  int CallAt(const CodeVersion& version, uint64_t addr);
   /// The architecture of `version`'s code: its source's e_machine (jitdump header) when known,
   /// else the one given to the constructor.
   CodeArch ArchOf(const CodeVersion& version) const;

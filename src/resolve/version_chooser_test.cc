@@ -46,6 +46,32 @@ TEST_F(VersionChooserTest, X86BoundariesPickTheVersion) {
   EXPECT_EQ(c.ChooseForBlock(0x1000, addrs, 1)->function_name(), "nops");
 }
 
+// Issue 23 item 8: two versions at one address with an instruction starting at 0x1005 in both;
+// only "caller" has a call there. A call line at 0x1005 is caller's, whatever the preferred
+// version or the part; another line there follows the usual rules.
+TEST_F(VersionChooserTest, CallLineGoesToTheVersionWithACall) {
+  // push rbp ; nop x4 ; mov eax,1 ; ret   /   push rbp ; nop x4 ; call rel32 ; ret
+  Add(0x1000, 11, "mover", std::string("\x55\x90\x90\x90\x90\xb8\x01\x00\x00\x00\xc3", 11));
+  Add(0x1000, 11, "caller", std::string("\x55\x90\x90\x90\x90\xe8\x00\x00\x00\x00\xc3", 11));
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kX86_64);
+  const CodeVersion* mover = index_.LookupAll(0x1000)[0];
+  const CodeVersion* caller = index_.LookupAll(0x1000)[1];
+  ASSERT_EQ(mover->function_name(), "mover");
+  EXPECT_TRUE(c.FitsCall(*caller, 0x1005));
+  EXPECT_FALSE(c.FitsCall(*mover, 0x1005));
+  EXPECT_TRUE(c.FitsBoundary(*mover, 0x1005));
+  EXPECT_EQ(c.Choose(0x1005, mover, 1, /*call=*/true), caller);
+  EXPECT_EQ(c.Choose(0x1005, nullptr, 1, /*call=*/true), caller);
+  EXPECT_EQ(c.Choose(0x1005, nullptr, 1), mover);  // not a call line: part 1, the first loaded
+  EXPECT_EQ(c.Choose(0x1005, mover, 1), mover);
+  // A block whose lines fit both: its call site decides.
+  std::vector<uint64_t> addrs = {0x1001, 0x1005, 0x100a};
+  std::vector<uint64_t> calls = {0x1005};
+  EXPECT_EQ(c.ChooseForBlock(0x1000, addrs, 1, calls), caller);
+  EXPECT_EQ(c.ChooseForBlock(0x1000, addrs, 1), mover);
+}
+
 TEST_F(VersionChooserTest, PreferredVersionWins) {
   Add(0x1000, 0x20, "a");
   Add(0x1000, 0x20, "b");

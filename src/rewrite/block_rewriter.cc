@@ -77,13 +77,19 @@ void Injector::Impl::ResolveBlock() {
     return;
   }
   scratch_addrs_.clear();
+  scratch_call_addrs_.clear();
   // A block kept in order has one candidate version, which ChooseForBlock returns whatever the
   // addresses.
   if (columns_.has_instr() && !block_.in_order) {
     for (const auto& [key, offset] : block_.agg.costs)
       scratch_addrs_.push_back(columns_.Instr(key.pos));
-    for (const auto& [key, value] : block_.agg.calls)
+    for (const auto& [key, value] : block_.agg.calls) {
       scratch_addrs_.push_back(columns_.Instr(key.site));
+      scratch_call_addrs_.push_back(columns_.Instr(key.site));
+    }
+    std::sort(scratch_call_addrs_.begin(), scratch_call_addrs_.end());
+    scratch_call_addrs_.erase(std::unique(scratch_call_addrs_.begin(), scratch_call_addrs_.end()),
+                              scratch_call_addrs_.end());
     std::sort(scratch_addrs_.begin(), scratch_addrs_.end());
     scratch_addrs_.erase(std::unique(scratch_addrs_.begin(), scratch_addrs_.end()),
                          scratch_addrs_.end());
@@ -91,7 +97,8 @@ void Injector::Impl::ResolveBlock() {
   if (block_.in_order && f.resolved) {
     block_.version = f.version;  // the lone version, which ChooseForBlock would return again
   } else {
-    block_.version = chooser_.ChooseForBlock(f.entry, scratch_addrs_, part_number_);
+    block_.version =
+        chooser_.ChooseForBlock(f.entry, scratch_addrs_, part_number_, scratch_call_addrs_);
     if (!block_.version) block_.version = index_.Lookup(f.entry);
   }
   block_.identity = out_.Identity(block_.version, f.suffix);
@@ -266,7 +273,7 @@ void Injector::Impl::RewriteCalls() {
 void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   const bool jit = In(block_.function).jit;
   const CodeVersion* site_version = nullptr;
-  int owner = Owner(AddrOf(key.site), &site_version);
+  int owner = Owner(AddrOf(key.site), &site_version, /*call=*/true);
   CallKey out_key;
   Place(key.site, key.site_file, jit || owner != block_.identity ? site_version : nullptr,
         &out_key.site, &out_key.site_file);
@@ -284,20 +291,34 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   if (!in_.IsJitTarget(key.target, &target_addr, &suffix, &found)) {
     out_key.target = key.target;
     out_key.target_pos = columns_.Plain(key.target_pos);
+    if (MisplacedTarget(key.target) && !RealTarget(key.target, &out_key.target)) {
+      // Its real function's block may come later in the part.
+      PendingCall& p = pending_.Add(key.target);
+      p.owner = owner;
+      p.owner_base = block_.BaseOf(owner);
+      p.key = out_key;
+      p.count = value.count;
+      p.inclusive = copy;
+      p.by_name = true;
+      return;
+    }
     Output(owner).agg.AddCall(&pool_, out_key, value.count, copy);
     return;
   }
   const InFunction* target = found >= 0 ? &in_[found] : nullptr;
+  // A call from another input function: if both become one output function, the frame boundary
+  // between them is gone (AddCallTo).
+  const bool from_other = !(key.target == In(block_.function).key);
   if (target && target->jit && target->resolved) {
     AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, target->version,
-              target->identity, in_.SplitOf(found), target_addr);
+              target->identity, in_.SplitOf(found), target_addr, from_other);
     return;
   }
   // Most targets are code no other version overlaps: the only candidate, found without
   // collecting every version there (twice, with Choose).
   if (const CodeVersion* only = index_.Lookup(target_addr); only && !index_.Overlapped(*only)) {
     AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, only,
-              out_.Identity(only, suffix), nullptr, target_addr);
+              out_.Identity(only, suffix), nullptr, target_addr, from_other);
     return;
   }
   if ((!target || target->jit) && index_.LookupAll(target_addr).size() >= 2) {
@@ -311,18 +332,19 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
     p.inclusive = copy;
     p.target_addr = target_addr;
     p.target_suffix = suffix;
+    p.from_other = from_other;
     return;
   }
   const CodeVersion* tv = chooser_.Choose(target_addr, nullptr, part_number_);
   if (!tv) tv = index_.Lookup(target_addr);
   AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, tv,
-            out_.Identity(tv, suffix), nullptr, target_addr);
+            out_.Identity(tv, suffix), nullptr, target_addr, from_other);
 }
 
 void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, uint64_t count,
                                std::span<const uint64_t> inclusive, uint32_t suffix,
                                const CodeVersion* version, int target, const ReuseSplit* split,
-                               uint64_t target_addr) {
+                               uint64_t target_addr, bool from_other) {
   uint64_t entered_at = columns_.has_instr() ? columns_.Instr(key.target_pos) : target_addr;
   ++stats_.calls_renamed;
   if (split) {
@@ -349,9 +371,18 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
     return;
   }
   int target_base = suffix ? out_.Identity(version, 0) : target;
-  if (target_base == owner_base && target == owner && entered_at != version->start()) {
-    // A call between pieces of one function, not to its entry: an internal transfer. The
-    // target piece's cost is already this function's own.
+  // A call between pieces of one function, not to its entry: an internal transfer. The target
+  // piece's cost is already this function's own.
+  const bool internal = entered_at != version->start();
+  // A call to its entry from another input function that became this one (a stub's block that
+  // ran the function's first frame, calling its entry recursively): the caller's frame and the
+  // callee's are one function's now, and the call's cost is already inside the inclusive cost of
+  // the calls into the caller. Kept, it would be a call of the function to itself at the same
+  // recursion level, which Callgrind never writes and callgrind_annotate and `--callgraph` add to
+  // the function's inclusive cost a second time. Deeper frames keep the calls Callgrind wrote
+  // for them (to `'2`).
+  const bool merged_frames = from_other;
+  if (target_base == owner_base && target == owner && (internal || merged_frames)) {
     --stats_.calls_renamed;
     ++stats_.internal_transfers_dropped;
     return;
@@ -372,7 +403,7 @@ void Injector::Impl::ResolvePending(const FunctionKey& target_key) {
   const InFunction& t = in_[target];
   for (const PendingCall& p : calls) {
     AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, t.version,
-              t.identity, in_.SplitOf(target), p.target_addr);
+              t.identity, in_.SplitOf(target), p.target_addr, p.from_other);
   }
   EmitOutputs();
 }
@@ -381,10 +412,17 @@ void Injector::Impl::FlushPending() {
   // Targets whose block never came in this part: resolved as any call to an address.
   for (const auto& [key, calls] : pending_.TakeAll()) {
     for (const PendingCall& p : calls) {
+      if (p.by_name) {
+        // The part is read: its real function if it has one, else the target as it was read.
+        CallKey out_key = p.key;
+        if (MisplacedTarget(key)) RealTarget(key, &out_key.target);
+        Output(p.owner).agg.AddCall(&pool_, out_key, p.count, p.inclusive);
+        continue;
+      }
       const CodeVersion* tv = chooser_.Choose(p.target_addr, nullptr, part_number_);
       if (!tv) tv = index_.Lookup(p.target_addr);
       AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, tv,
-                out_.Identity(tv, p.target_suffix), nullptr, p.target_addr);
+                out_.Identity(tv, p.target_suffix), nullptr, p.target_addr, p.from_other);
     }
   }
   EmitOutputs();

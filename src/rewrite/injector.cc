@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "cg_inject/symbols.h"
+#include "resolve/jit_name.h"
 #include "rewrite/injector_impl.h"
 
 namespace cg_inject {
@@ -41,6 +42,7 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
         {s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records, s.dropped_bytes});
   stats_.reused_ranges = index.reused_ranges();
   stats_.definitions_disambiguated = out_.disambiguated_groups();
+  unknown_name_ = names_.Intern("???").id;
 }
 
 void Injector::Impl::OnPartBegin(int part_index) {
@@ -57,6 +59,7 @@ void Injector::Impl::OnPartBegin(int part_index) {
   in_.Clear();
   out_.Clear();
   pending_.Clear();
+  real_by_name_.clear();
   mode_ = Mode::kNone;
   block_.function = -1;
   ++stats_.parts;
@@ -191,6 +194,38 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   // Known before any JIT block that runs its code is rewritten, wherever its blocks are.
   objects_.NoteObject(key.object);
   objects_.NoteFunction(key);
+  NoteRealFunction(key);
+}
+
+void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
+  if (key.object == 0 || key.object == unknown_name_ || IsUnknownObject(names_.Text(key.object)))
+    return;
+  if (real_by_name_.size() <= key.function) real_by_name_.resize(key.function + 1, {0, 0});
+  auto& [object, file] = real_by_name_[key.function];
+  if (object == 0) {
+    object = key.object;
+    file = key.file;
+  } else if (object != key.object || file != key.file) {
+    object = kAmbiguous;
+  }
+}
+
+bool Injector::Impl::MisplacedTarget(const FunctionKey& target) const {
+  if (target.object != unknown_name_ && target.object != 0) return false;
+  if (target.function == 0) return false;
+  JitName jit;
+  if (ParseJitFunctionName(names_.Text(target.function), &jit)) return false;
+  const CostAccounting::Entry* own = in_acc_.Find(target);
+  return !own || !own->defined;
+}
+
+bool Injector::Impl::RealTarget(const FunctionKey& target, FunctionKey* real) const {
+  if (target.function >= real_by_name_.size()) return false;
+  auto [object, file] = real_by_name_[target.function];
+  if (object == 0 || object == kAmbiguous) return false;
+  if (target.file != file && target.file != 0 && target.file != unknown_name_) return false;
+  *real = FunctionKey{object, file, target.function};
+  return true;
 }
 
 void Injector::Impl::OnCost(const CostRecord& cost) {
@@ -266,6 +301,20 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     downstream_->OnCall(out);
     target_entry.pass_called = true;
   };
+  // A misplaced target whose real function's block came already: called by that function's name.
+  // (The input's text names the target by an id or object the output reads otherwise.)
+  auto forward_to = [&](const FunctionKey& real) {
+    CallRecord out = call;
+    out.source = columns_.Plain(call.source);
+    out.target = columns_.Plain(call.target);
+    out.source_file = file;
+    out.target_object = Name{real.object, names_.Text(real.object)};
+    out.target_file = Name{real.file, names_.Text(real.file)};
+    out.target_function = target_function;
+    out.raw = {};
+    downstream_->OnCall(out);
+    in_acc_.At(real).pass_called = true;
+  };
   if (mode_ == Mode::kNone) {
     forward();
     return;
@@ -280,6 +329,19 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   uint32_t suffix = 0;
   if ((columns_.has_instr() && objects_.IsJitAddress(b.key.object, columns_.Instr(call.source))) ||
       in_.IsJitTarget(target, &target_addr, &suffix)) {
+    block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
+    Defer();
+    removed_acc_.CallCost(call.inclusive);
+    return;
+  }
+  if (MisplacedTarget(target)) {
+    FunctionKey real;
+    if (RealTarget(target, &real)) {
+      EmitPassHeader();
+      forward_to(real);
+      return;
+    }
+    // Its real block may come later in the part: rewritten at the block's end, and waits there.
     block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
     Defer();
     removed_acc_.CallCost(call.inclusive);

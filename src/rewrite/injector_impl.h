@@ -121,16 +121,28 @@ class Injector::Impl {
   /// Adds a call whose site is placed (`key.site`, in `owner`'s output function) to the JIT
   /// function `target` (`version`, recursion suffix `suffix`) entered at the input position
   /// `key.target_pos`; with `split`, divided among the versions of a reused target's block.
+  /// `from_other`: the call's input target is another input function than its caller.
   void AddCallTo(int owner, int owner_base, const CallKey& key, uint64_t count,
                  std::span<const uint64_t> inclusive, uint32_t suffix, const CodeVersion* version,
-                 int target, const ReuseSplit* split, uint64_t target_addr);
+                 int target, const ReuseSplit* split, uint64_t target_addr, bool from_other);
   void ResolvePending(const FunctionKey& target);
+  /// Whether a call target is in Callgrind's unknown object under a real function's name (not a
+  /// JIT address) and had no block of its own: a JIT block's call Callgrind wrote without cob=,
+  /// or an id that the real function's block bound (KCachegrind then means that function,
+  /// callgrind_annotate knows functions by file and name only). Such a target is the real
+  /// function of that name (RealTarget), else it has no block in either consumer.
+  bool MisplacedTarget(const FunctionKey& target) const;
+  /// The real object's function a misplaced target means: this part's one block of its name in
+  /// a real object, with its file or an unknown one (`???`, a call without cfi=).
+  bool RealTarget(const FunctionKey& target, FunctionKey* real) const;
+  /// A real object's block starts: its name may be a misplaced call target's.
+  void NoteRealFunction(const FunctionKey& key);
   /// Part end: pending calls whose target never had a block, then blocks for call targets.
   void FlushPending();
   /// The output function that owns the block's record at `addr`, and the version there (null:
   /// an ordinary function's own code).
-  int Owner(uint64_t addr, const CodeVersion** version) {
-    return owners_.Owner(In(block_.function), block_, addr, version);
+  int Owner(uint64_t addr, const CodeVersion** version, bool call = false) {
+    return owners_.Owner(In(block_.function), block_, addr, version, call);
   }
   uint64_t AddrOf(const Position& pos) const;
   /// Output position and file of a record at `pos` owned by `version` (null: left as it was).
@@ -181,8 +193,14 @@ class Injector::Impl {
   // First-event cost of the part's resolved JIT blocks, which have no entry in in_acc_.
   uint64_t resolved_jit_cost_before_ = 0;
   // Calls waiting for their target's block, by target InFunction index. Rare: only calls into
-  // reused addresses before the target's block.
+  // reused addresses before the target's block, and misplaced targets before their real block.
   PendingCalls pending_;
+  // Per function name id: the object and file of the part's real-object block of that name
+  // (object kAmbiguous: two objects or files have one). 8 bytes a name; reset every part, as
+  // consumers forget ids then.
+  static constexpr uint32_t kAmbiguous = UINT32_MAX;
+  std::vector<std::pair<uint32_t, uint32_t>> real_by_name_;
+  uint32_t unknown_name_ = 0;  // `???`'s name id
 
   // The block being read and written.
   Mode mode_ = Mode::kNone;
@@ -197,8 +215,9 @@ class Injector::Impl {
   bool pending_header_ = false;
   bool cur_deferred_ = false;
   std::vector<uint64_t> scratch_addrs_;
-  std::vector<CostLine> scratch_lines_;  // EmitOutputs': one slot's cost lines, sorted
-  std::vector<size_t> scratch_fits_;     // RewriteCost's: the reused versions a line fits
+  std::vector<uint64_t> scratch_call_addrs_;  // ResolveBlock's: the block's call sites
+  std::vector<CostLine> scratch_lines_;       // EmitOutputs': one slot's cost lines, sorted
+  std::vector<size_t> scratch_fits_;          // RewriteCost's: the reused versions a line fits
   // A copy of one pooled cost vector: adding to the pool may move the original.
   std::vector<uint64_t> scratch_costs_;
 

@@ -91,6 +91,32 @@ class InjectorTest : public ::testing::Test {
     for (const auto& [key, fn] : out_.functions())
       EXPECT_EQ(key.find("Builtin:"), std::string::npos) << key;
   }
+  /// /bin/beam's schedule calls JIT function f (0x1000) by an id bound to f's address name.
+  void ExpectCallFromBeamEntersF() {
+    const auto& schedule = F("/bin/beam|beam.c|schedule");
+    ASSERT_EQ(schedule.calls.count("jit.map|f.erl|f"), 1u) << out_.text();
+    EXPECT_THAT(schedule.calls.at("jit.map|f.erl|f").second, ElementsAre(5));
+    EXPECT_THAT(F("jit.map|f.erl|f").self, ElementsAre(5));
+    for (const auto& [key, fn] : out_.functions()) {
+      EXPECT_EQ(key.find("0x0000000000001000"), std::string::npos) << out_.text();
+      for (const auto& [target, call] : fn.calls)
+        EXPECT_EQ(target.find("0x0000000000001000"), std::string::npos) << out_.text();
+    }
+  }
+  /// A resolved JIT block (f) and an unresolved one (0x9000) call libc's clone, whose input
+  /// target reads as `???`'s clone.
+  void ExpectCloneCalledInLibc() {
+    const auto& f = F("jit.map|f.erl|f");
+    ASSERT_EQ(f.calls.count("/lib/libc.so|clone.S|clone"), 1u) << out_.text();
+    EXPECT_THAT(f.calls.at("/lib/libc.so|clone.S|clone").second, ElementsAre(7));
+    const auto& other = F("???|???|0x0000000000009000");
+    ASSERT_EQ(other.calls.count("/lib/libc.so|clone.S|clone"), 1u) << out_.text();
+    EXPECT_THAT(other.calls.at("/lib/libc.so|clone.S|clone").second, ElementsAre(7));
+    EXPECT_THAT(other.self, ElementsAre(2));
+    EXPECT_EQ(out_.Find("???|clone.S|clone"), nullptr) << out_.text();
+    for (const auto& [key, fn] : out_.functions())
+      EXPECT_EQ(fn.calls.count("???|clone.S|clone"), 0u) << key << "\n" << out_.text();
+  }
   /// Two versions of code at the reused address 0x3000 (see kReusedBlock).
   void AddReusedVersions();
   /// How the calls from main into the reused block are split between them.
@@ -470,6 +496,191 @@ fn=0x0000000000001000
   EXPECT_EQ(at_entry, 60u) << out_.text();
 }
 
+// Issue 23 item 4 (Mono): main calls fib through a stub (0xf80, in no source) whose block
+// Callgrind also gives fib's first frame; that frame's recursive calls enter fib's own function
+// at recursion level 1, whose deeper calls go to `'2`. Merged into fib, the stub block's calls to
+// fib's entry are no call of fib to itself: fib's inclusive cost stays that of the code it
+// merged, 550 (first frame 10 + its calls 240, main's direct calls 300), in every reading.
+TEST_F(InjectorTest, MergedFramesCallingTheEntryKeepInclusiveCost) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "fib", "", 0);
+  Run(R"(positions: instr
+events: Ir
+ob=/bin/prog
+fl=main.c
+fn=main
+0x400 1
+cob=???
+cfi=???
+cfn=0x0000000000000f80
+calls=1 0xf80
+0x404 352
+cob=???
+cfi=???
+cfn=0x0000000000001000
+calls=2 0x1000
+0x408 300
+ob=/lib/libc.so
+fl=x.c
+fn=compile
+0x500 100
+ob=???
+fl=???
+fn=0x0000000000000f80
+0xf80 2
+cob=/lib/libc.so
+cfi=x.c
+cfn=compile
+calls=1 0x500
+0xf84 100
+0x1000 4
+0x1004 4
+cfn=0x0000000000001000
+calls=1 0x1000
+0x1008 150
+cfn=0x0000000000001000
+calls=1 0x1000
+0x100c 90
+0x1010 2
+fn=0x0000000000001000
+0x1000 20
+cfn=0x0000000000001000'2
+calls=8 0x1000
+0x1008 520
+fn=0x0000000000001000'2
+0x1000 520
+cfn=0x0000000000001000'2
+calls=20 0x1000
+0x1008 400
+)");
+  const auto& fib = F("jit.map|???|fib");
+  EXPECT_THAT(fib.self, ElementsAre(30));
+  EXPECT_EQ(fib.calls.count("jit.map|???|fib"), 0u) << out_.text();
+  ASSERT_EQ(fib.calls.count("jit.map|???|fib'2"), 1u) << out_.text();
+  EXPECT_THAT(fib.calls.at("jit.map|???|fib'2").second, ElementsAre(520));
+  // The stub keeps its own cost and calls, and calls fib with what fib's first frame cost.
+  const auto& stub = F("???|???|0x0000000000000f80");
+  EXPECT_THAT(stub.self, ElementsAre(2));
+  ASSERT_EQ(stub.calls.count("jit.map|???|fib"), 1u) << out_.text();
+  EXPECT_THAT(stub.calls.at("jit.map|???|fib").second, ElementsAre(250));
+  EXPECT_EQ(stats_.internal_transfers_dropped, 2);
+
+  // callgrind_annotate: a called function's inclusive cost is the sum of the calls to it; a
+  // function's self and outgoing calls (`--callgraph`'s `inclusive`, KCachegrind's reading of a
+  // function nobody calls) give the same.
+  auto inclusive = Annotate(true);
+  EXPECT_EQ(inclusive["???:fib"], 550u) << annotate_text_;
+  EXPECT_EQ(inclusive["???:0x0000000000000f80"], 352u) << annotate_text_;
+  uint64_t self_and_calls = fib.self[0];
+  for (const auto& [target, call] : fib.calls) self_and_calls += call.second[0];
+  EXPECT_EQ(self_and_calls, 550u) << out_.text();
+}
+
+// Issue 23 item 2 (Erlang): a call names a JIT function by the id its block bound (`fn=(1)
+// 0x...` of `???`) under a real object's `cob=`; KCachegrind binds the id to the JIT function
+// (callgrind_annotate knows functions by file and name). The call must enter that function's
+// output name, not a function of the real object that has no block.
+TEST_F(InjectorTest, JitFunctionIdUnderAnotherObjectIsThatFunction) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.erl", 3);
+  Run(R"(positions: instr
+events: Ir
+ob=(1) ???
+fl=(1) ???
+fn=(1) 0x0000000000001000
+0x1000 5
+ob=(2) /bin/beam
+fl=(2) beam.c
+fn=(2) schedule
+0x400 1
+cob=(2)
+cfn=(1)
+calls=1 0x1000
+0x404 5
+)");
+  ExpectCallFromBeamEntersF();
+}
+
+// The same when the call defines the id (under the real object) before the JIT block uses it.
+TEST_F(InjectorTest, JitFunctionIdDefinedUnderAnotherObjectIsThatFunction) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.erl", 3);
+  Run(R"(positions: instr
+events: Ir
+ob=(2) /bin/beam
+fl=(2) beam.c
+fn=(2) schedule
+0x400 1
+cob=(2)
+cfn=(1) 0x0000000000001000
+calls=1 0x1000
+0x404 5
+ob=(1) ???
+fl=(1) ???
+fn=(1)
+0x1000 5
+)");
+  ExpectCallFromBeamEntersF();
+}
+
+// Issue 23 item 3 (Erlang): a JIT block calls libc's clone with no cob= (Callgrind left it
+// out), so the target reads as `???`'s clone, and libc's block of clone comes later. The call
+// must name the function that has the block: no call target without a block appears.
+TEST_F(InjectorTest, CallWithoutCobEntersTheRealFunctionOfItsName) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.erl", 3);
+  Run(R"(positions: instr
+events: Ir
+ob=(1) ???
+fl=(1) ???
+fn=(1) 0x0000000000001000
+0x1000 5
+cfi=(2) clone.S
+cfn=(2) clone
+calls=1 0x500
+0x1004 7
+fn=(3) 0x0000000000009000
+0x9000 2
+cfi=(2)
+cfn=(2)
+calls=1 0x500
+0x9004 7
+ob=(2) /lib/libc.so
+fl=(2)
+fn=(2)
+0x500 14
+)");
+  ExpectCloneCalledInLibc();
+}
+
+// The same with libc's block first and the calls naming it by its bare id.
+TEST_F(InjectorTest, CallByRealFunctionsIdEntersIt) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.erl", 3);
+  Run(R"(positions: instr
+events: Ir
+ob=(2) /lib/libc.so
+fl=(2) clone.S
+fn=(2) clone
+0x500 14
+ob=(1) ???
+fl=(1) ???
+fn=(1) 0x0000000000001000
+0x1000 5
+cfi=(2)
+cfn=(2)
+calls=1 0x500
+0x1004 7
+fn=(3) 0x0000000000009000
+0x9000 2
+cfi=(2)
+cfn=(2)
+calls=1 0x500
+0x9004 7
+)");
+  ExpectCloneCalledInLibc();
+}
+
 // Rule 5: a line table gives each cost line its file and line; `instr`-only input gets a line
 // column.
 TEST_F(InjectorTest, LineTableGivesFileAndLine) {
@@ -767,6 +978,47 @@ fn=0x0000000000001000
 )");
   EXPECT_THAT(F("jit.map|???|nops").self, ElementsAre(4));
   EXPECT_EQ(out_.Find("jit.map|???|five_byte_mov"), nullptr) << out_.text();
+}
+
+// Issue 23 item 8: an address reused by two versions whose instructions start at the same
+// offsets: at 0x5005 the earlier one (scan) has a mov, the later one (parse) a call. The block's
+// lines fit both, so only its call line tells which ran: parse, the only one that can have made
+// the 3 calls Callgrind recorded there. No call is given to scan.
+TEST_F(InjectorTest, ReusedAddressCallLineGoesToTheVersionWithACall) {
+  AddSource(kJit);
+  Fn scan = MakeFn(0x5000, 11, "scan");
+  scan.code = std::string("\x55\x90\x90\x90\x90\xb8\x01\x00\x00\x00\xc3", 11);
+  Fn parse = MakeFn(0x5000, 11, "parse");
+  parse.code = std::string("\x55\x90\x90\x90\x90\xe8\x00\x00\x00\x00\xc3", 11);
+  AddFn(scan);
+  AddFn(parse);
+  Run(R"(positions: instr
+events: Ir
+ob=/bin/prog
+fl=main.c
+fn=helper
+0x400 30
+ob=???
+fl=???
+fn=0x0000000000005000
+0x5000 3
+0x5001 3
+0x5005 3
+cob=/bin/prog
+cfi=main.c
+cfn=helper
+calls=3 0x400
+0x5005 30
+0x500a 3
+)");
+  const auto& p = F("jit.map|???|parse");
+  ASSERT_EQ(p.calls.count("/bin/prog|main.c|helper"), 1u) << out_.text();
+  EXPECT_EQ(p.calls.at("/bin/prog|main.c|helper").first, 3u);
+  EXPECT_THAT(p.self, ElementsAre(12));
+  if (const auto* s = out_.Find("jit.map|???|scan")) {
+    EXPECT_TRUE(s->calls.empty()) << out_.text();
+  }
+  EXPECT_EQ(stats_.ambiguous_choices, 0);
 }
 
 // Two versions at 0x3000: v1 = lea rax, [rdi+1]; ret (5 bytes), v2 = 11 bytes of other code.

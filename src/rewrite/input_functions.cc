@@ -49,23 +49,37 @@ int InputFunctions::ForBlock(const FunctionKey& key, bool* added) {
 bool InputFunctions::IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix,
                                  int* known) {
   if (known != nullptr) *known = -1;
-  if (!IsUnknownObject(names_->Text(key.object))) return false;
+  // A JIT function's name under a real object's cob= (Erlang: `cob=(10) beam.smp`, `cfn=(N)`
+  // where N was defined as the JIT function `0x...` of `???`): KCachegrind binds the id to the
+  // JIT function and callgrind_annotate knows functions by file and name, not object, so the
+  // call enters the JIT code its name gives. Only names whose address a source covers and no
+  // object's code holds are taken so; a real object's function without a symbol keeps its name.
+  const bool in_object = !IsUnknownObject(names_->Text(key.object));
+  JitName jit;
+  // Most calls are between a real object's functions: their names are no address.
+  if (in_object && !ParseJitFunctionName(names_->Text(key.function), &jit)) return false;
   // A target with a block of its own in this part was parsed then: the answer is that entry's,
   // without parsing the name and querying the index again. Only IsObjectCode can change since
   // (it only turns true: the objects' code seen grows).
-  if (const uint32_t* index = index_.find(key)) {
+  if (const uint32_t* index = index_.find(in_object ? AsJitKey(key) : key)) {
     if (known != nullptr) *known = int(*index);
     const InFunction& f = functions_[*index];
     *addr = f.entry;
     *suffix = f.suffix;
-    return f.jit && !objects_.IsObjectCode(f.entry);
+    return f.jit && !objects_.IsObjectCode(f.entry) &&
+           (!in_object || objects_.IsJitAddress(key.object, f.entry));
   }
-  JitName jit;
-  if (!ParseJitFunctionName(names_->Text(key.function), &jit)) return false;
+  if (!in_object && !ParseJitFunctionName(names_->Text(key.function), &jit)) return false;
   if (!symbols_.Lookup(jit.addr) || objects_.IsObjectCode(jit.addr)) return false;
+  if (in_object && !objects_.IsJitAddress(key.object, jit.addr)) return false;
   *addr = jit.addr;
   *suffix = jit.suffix.empty() ? 0 : names_->Intern(jit.suffix).id;
   return true;
+}
+
+FunctionKey InputFunctions::AsJitKey(const FunctionKey& key) {
+  if (unknown_ == 0) unknown_ = names_->Intern("???").id;
+  return FunctionKey{unknown_, unknown_, key.function};
 }
 
 }  // namespace cg_inject

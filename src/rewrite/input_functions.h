@@ -61,9 +61,10 @@ class InputFunctions {
     const uint32_t* i = index_.find(key);
     return i ? int(*i) : -1;
   }
-  /// Whether `key` names covered JIT code (a call or jump target); its entry address and
-  /// recursion suffix (a name id) then in *addr and *suffix. `*known`, when asked for, is its
-  /// entry's index when it has had a block, else -1.
+  /// Whether `key` names covered JIT code (a call or jump target), also under a real object (a
+  /// JIT function's id used under another cob=); its entry address and recursion suffix (a name
+  /// id) then in *addr and *suffix. `*known`, when asked for, is its entry's index when it has
+  /// had a block, else -1.
   bool IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix, int* known = nullptr);
 
   /// How the first block of entry `i` was split among reused versions (rare), or null.
@@ -77,7 +78,11 @@ class InputFunctions {
   const SymbolIndex& symbols_;
   const ObjectCode& objects_;
   NameTable* names_;
+  /// `key`'s function as a JIT block names it (`???` object and file).
+  FunctionKey AsJitKey(const FunctionKey& key);
+
   static FunctionKey KeyOf(const ChunkedVector<InFunction>& t, uint32_t i) { return t[i].key; }
+  uint32_t unknown_ = 0;  // the name id of `???`, once asked
   // In chunks: a profile may have millions of JIT functions.
   ChunkedVector<InFunction> functions_;
   InFunction ordinary_;

@@ -98,7 +98,14 @@ TEST_F(InputFunctionsTest, JitTargetsAreAnsweredWithOrWithoutABlock) {
   EXPECT_EQ(known, i);
   EXPECT_EQ(addr, 0x40001000u);
 
-  EXPECT_FALSE(in_.IsJitTarget(Key("/usr/bin/node", "0x40001000"), &addr, &suffix));
+  // Under a real object's name, an address name is a JIT target where a source covers it and no
+  // object's code does (issue 23 item 2: an id bound to a JIT function, used under another
+  // cob=), never in the object's own code.
+  EXPECT_TRUE(in_.IsJitTarget(Key("/usr/bin/node", "0x40001000"), &addr, &suffix));
+  EXPECT_EQ(addr, 0x40001000u);
+  objects_.NoteObject(names_.Intern("/usr/bin/node").id);
+  EXPECT_FALSE(in_.IsJitTarget(Key("/usr/bin/node", "0x1000100"), &addr, &suffix));
+  EXPECT_FALSE(in_.IsJitTarget(Key("/usr/bin/node", "main"), &addr, &suffix));
   EXPECT_FALSE(in_.IsJitTarget(Key("???", "main"), &addr, &suffix));
   EXPECT_FALSE(in_.IsJitTarget(Key("???", "0x50000000"), &addr, &suffix));  // not covered
 }

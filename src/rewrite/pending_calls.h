@@ -22,6 +22,9 @@ struct PendingCall {
   std::vector<uint64_t> inclusive;
   uint64_t target_addr = 0;
   uint32_t target_suffix = 0;
+  bool from_other = false;  // its target is another input function than its caller
+  // A misplaced target (Injector::Impl::MisplacedTarget): waits for its real block, not a JIT one.
+  bool by_name = false;
 };
 
 /// Waiting calls by the input key of their target.

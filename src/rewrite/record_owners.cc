@@ -15,7 +15,7 @@ RecordOwners::RecordOwners(const SymbolIndex& index, VersionChooser* chooser, Ob
     : index_(index), chooser_(chooser), objects_(objects), out_(out), columns_(columns) {}
 
 int RecordOwners::Owner(const InFunction& function, const ResolvedBlock& block, uint64_t addr,
-                        const CodeVersion** version) {
+                        const CodeVersion** version, bool call) {
   *version = block.version;
   if (!columns_->has_instr()) return block.identity;
   if (function.jit) {
@@ -35,26 +35,32 @@ int RecordOwners::Owner(const InFunction& function, const ResolvedBlock& block, 
     }
     const ReuseSplit& split = block.split;
     if (split.empty() && block.version && block.version->Contains(addr) &&
-        (!index_.Overlapped(*block.version) || chooser_->FitsBoundary(*block.version, addr))) {
+        (!index_.Overlapped(*block.version) ||
+         (call ? chooser_->FitsCall(*block.version, addr)
+               : chooser_->FitsBoundary(*block.version, addr)))) {
       // Most lines: the block's own version, which Choose prefers where it fits and returns
       // wherever no other version lives (no instruction boundaries to decode then), so its own
       // function (Identity(version, 0) is the block's base identity).
       return block.identity;
     }
-    for (size_t i = 0; i < split.versions.size(); ++i) {
-      if (chooser_->FitsBoundary(*split.versions[i], addr)) {
-        *version = split.versions[i];
-        return split.identities[i];
+    // A call line goes to a split version with a call there before one that merely fits.
+    for (int pass = call ? 0 : 1; pass < 2; ++pass) {
+      for (size_t i = 0; i < split.versions.size(); ++i) {
+        if (pass == 0 ? chooser_->FitsCall(*split.versions[i], addr)
+                      : chooser_->FitsBoundary(*split.versions[i], addr)) {
+          *version = split.versions[i];
+          return split.identities[i];
+        }
       }
     }
-    const CodeVersion* v = chooser_->Choose(addr, block.version, part_number_);
+    const CodeVersion* v = chooser_->Choose(addr, block.version, part_number_, call);
     if (!v) return block.identity;  // not covered: stays with the block's function
     *version = v;
     int base = out_->Identity(v, 0);
     return base == block.base_identity ? block.identity : base;
   }
   if (!objects_->IsJitAddress(function.key.object, addr)) return block.identity;
-  const CodeVersion* v = chooser_->Choose(addr, nullptr, part_number_);
+  const CodeVersion* v = chooser_->Choose(addr, nullptr, part_number_, call);
   if (!v) return block.identity;
   *version = v;
   return out_->Identity(v, 0);

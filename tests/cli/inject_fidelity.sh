@@ -70,5 +70,76 @@ for dir in "$SOURCE_ROOT"/tests/data/{x86_64,aarch64}/* "$SOURCE_ROOT"/tests/dat
   done
 done
 ((checked >= 20)) || fail "only $checked captures checked"
-echo "checked $checked injected captures"
+
+# Issue 23's cases (tests/data/fidelity/README.md): no call target without a function block that
+# the input did not have, in KCachegrind's reading or callgrind_annotate's, and every function in
+# expected-inclusive with that inclusive cost in callgrind_annotate, --callgraph and KCachegrind.
+cases=0
+for dir in "$SOURCE_ROOT"/tests/data/fidelity/*/; do
+  dir=${dir%/}
+  name=fidelity/$(basename "$dir")
+  maps=("$dir"/perf-*.map)
+  expect_exit 0 "$CG_INJECT" --no-discover -q --perf-map "${maps[0]}" -i "$dir/callgrind.out" \
+    -o "$scratch/fid.out" --callgraph "$scratch/fid.json" || continue
+  for side in in out; do
+    file=$dir/callgrind.out
+    [[ $side == out ]] && file=$scratch/fid.out
+    python3 "$model" --blockless "$file" >"$scratch/kc.$side"
+    python3 "$here/annotate_blockless.py" "$file" >"$scratch/ann.$side"
+  done
+  for reading in kc ann; do
+    if (($(wc -l <"$scratch/$reading.out") > $(wc -l <"$scratch/$reading.in"))); then
+      fail "$name: more call targets without a function block after injection ($reading)"
+      diff "$scratch/$reading.in" "$scratch/$reading.out" | head -n 8 >&2
+    fi
+  done
+  if [[ -e $dir/expected-inclusive ]]; then
+    callgrind_annotate --inclusive=yes --threshold=100 "$scratch/fid.out" >"$scratch/ann" 2>&1
+    python3 "$model" --inclusive "$scratch/fid.out" >"$scratch/kcinc"
+    python3 - "$dir/expected-inclusive" "$scratch/ann" "$scratch/kcinc" "$scratch/fid.json" \
+      >"$scratch/incl" <<'PY' || true
+import ast, json, re, sys
+expected = [l.rstrip('\n').split('\t') for l in open(sys.argv[1]) if l.strip() and l[0] != '#']
+annotate = {}
+for line in open(sys.argv[2]):
+    m = re.match(r'^\s*([\d,]+) \([^)]*\)\s+[^:\[]*:(.*?)(?: \[.*\])?$', line)
+    if m:
+        annotate[m.group(2)] = int(m.group(1).replace(',', ''))
+kcachegrind = {}
+for line in open(sys.argv[3]):
+    key_text, costs_text = line[len('inclusive '):].split(') ', 1)
+    key = ast.literal_eval(key_text + ')')
+    costs = dict(ast.literal_eval(costs_text))
+    kcachegrind[key[0]] = costs.get('Ir', 0)
+callgraph = {}
+for part in json.load(open(sys.argv[4]))['parts']:
+    for fn in part['functions']:
+        f = fn['key']['function']
+        callgraph.setdefault(f, [0, 0, 0])
+        callgraph[f][0] += fn['inclusive'][0]
+        callgraph[f][1] += fn['called']
+        callgraph[f][2] += fn['called_inclusive'][0]
+for name, value in expected:
+    value = int(value)
+    got = {'callgrind_annotate': annotate.get(name), 'KCachegrind': kcachegrind.get(name)}
+    if name in callgraph:
+        inclusive, called, called_inclusive = callgraph[name]
+        got['--callgraph inclusive'] = inclusive
+        if called:
+            got['--callgraph called_inclusive'] = called_inclusive
+    else:
+        got['--callgraph'] = None
+    for reader, cost in got.items():
+        if cost != value:
+            print('%s: %s inclusive %s, expected %d' % (reader, name, cost, value))
+PY
+    if [[ -s $scratch/incl ]]; then
+      fail "$name: inclusive costs differ from the code each function merged"
+      head -n 8 "$scratch/incl" >&2
+    fi
+  fi
+  cases=$((cases + 1))
+done
+((cases >= 2)) || fail "only $cases fidelity cases checked"
+echo "checked $checked injected captures and $cases fidelity cases"
 finish

@@ -23,6 +23,8 @@ Output: sorted lines `fn`, `self`, `line`, `instr`, `call`, one fact each, summe
 keyed by event name, so two files that KCachegrind shows alike print the same text.
 
 Usage: kcachegrind_reading.py [--functions-only] FILE   (zstd input is expanded by the caller)
+       kcachegrind_reading.py --inclusive FILE
+       kcachegrind_reading.py --blockless FILE
        kcachegrind_reading.py --native [--jit-object NAME]... [--from-callgraph] FILE
        kcachegrind_reading.py --project-callgraph JSON
 --native prints only what an injection must keep: for every function that is not JIT code
@@ -31,6 +33,10 @@ Usage: kcachegrind_reading.py [--functions-only] FILE   (zstd input is expanded 
 inclusive cost, its calls to and from other such functions, and the sums of its calls to and
 from JIT code. With --from-callgraph, FILE is `cg-inject --callgraph` JSON (cg-inject's own
 reading) instead of a profile.
+--inclusive prints each function's inclusive cost as KCachegrind's TraceFunction::update
+computes it: the sum of the calls into it when it is called, else its self cost plus its calls,
+calls of a function to itself (simple recursion) left out either way. --blockless prints the call
+targets that no `fn=` block names, one per line.
 The second form prints the function-level facts of `cg-inject --callgraph` JSON (cg-inject's own
 reading, which follows callgrind_annotate's file rules) under KCachegrind's function keys, so a
 test can tell whether the two readings of one file agree.
@@ -57,11 +63,30 @@ class Reading:
         self.instr_cost = collections.defaultdict(collections.Counter)
         self.call_count = collections.Counter()
         self.call_cost = collections.defaultdict(collections.Counter)
+        self.blocks = set()  # functions some fn= line names
 
     def function(self, name, file, obj):
         key = (name, short(file), short(obj))
         self.first_names.setdefault(key, (name, file, obj))
         return key
+
+    def inclusive_text(self):
+        called = collections.defaultdict(collections.Counter)
+        calling = collections.defaultdict(collections.Counter)
+        for (caller, callee), count in self.call_count.items():
+            if caller == callee:
+                continue  # simple recursion
+            called[callee].update(self.call_cost[(caller, callee)])
+            calling[caller].update(self.call_cost[(caller, callee)])
+        out = []
+        for key in self.first_names:
+            if key in called:
+                costs = called[key]
+            else:
+                costs = collections.Counter(self.self_cost.get(key, {}))
+                costs.update(calling.get(key, {}))
+            out.append('inclusive %r %s' % (key, sorted(c for c in costs.items() if c[1])))
+        return '\n'.join(sorted(out)) + '\n'
 
     def text(self):
         out = []
@@ -162,6 +187,9 @@ class Loader:
             self.has_addr = 'instr' in value
 
     def assignment(self, key, value):
+        if key == 'fn':
+            self.r.blocks.add(self.func(value, self.function_file, self.obj))
+            # falls through to the common handling, which binds the same id again
         if key == 'fl':
             self.file = self.function_file = self.name('fl', value)
         elif key in ('fi', 'fe'):
@@ -288,6 +316,18 @@ def main():
                 for raw in f:
                     loader.line(raw.decode('utf-8', 'surrogateescape').rstrip('\r\n'))
         sys.stdout.write(native_view(reading, jit_objects))
+        return
+    if args[0] in ('--inclusive', '--blockless'):
+        reading = Reading(functions_only=True)
+        loader = Loader(reading)
+        with open(args[1], 'rb') as f:
+            for raw in f:
+                loader.line(raw.decode('utf-8', 'surrogateescape').rstrip('\r\n'))
+        if args[0] == '--inclusive':
+            sys.stdout.write(reading.inclusive_text())
+        else:
+            targets = {callee for (_, callee) in reading.call_count} - reading.blocks
+            sys.stdout.write(''.join('%r\n' % (t,) for t in sorted(targets)))
         return
     if args[0] == '--project-callgraph':
         sys.stdout.write(project_callgraph(args[1]).text())
