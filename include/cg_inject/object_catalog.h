@@ -120,9 +120,11 @@ struct ObjectCatalogOptions {
   std::string debug_dir = "/usr/lib/debug";
 };
 
-/// Object path -> ObjectImage, opened lazily with LIEF on first lookup. Objects that are missing,
-/// unreadable, not ELF executables/shared objects, or rejected as malformed are "absent": counted,
-/// reported once to Diagnostics (kind "elf: object absent"), never an error. Not thread-safe.
+/// Object path -> ObjectImage, opened lazily on first lookup: only the program headers, section
+/// headers and symbol tables are read, through a memory map (elf_reader.cc). Objects that are
+/// missing, not regular files (a FIFO is never waited on), unreadable, not ELF
+/// executables/shared objects, or rejected as malformed are "absent": counted, reported once to
+/// Diagnostics (kind "elf: object absent"), never an error. Not thread-safe.
 class ObjectCatalog {
  public:
   explicit ObjectCatalog(ObjectCatalogOptions options = {}, Diagnostics* diagnostics = nullptr);
@@ -135,7 +137,7 @@ class ObjectCatalog {
   /// as absent. Each path is opened at most once; the pointer stays valid for the catalog's life.
   const ObjectImage* Lookup(std::string_view path);
   /// False when the object at `path` certainly has load-relative addresses (its ELF header says
-  /// ET_DYN, or it is no readable ELF file), without opening it with LIEF: one 64-byte read, so
+  /// ET_DYN, or it is no readable ELF file), without reading its tables: one 64-byte read, so
   /// every object of a profile can be asked. True for ET_EXEC; Lookup then tells the rest.
   bool MayHaveFixedAddresses(std::string_view path);
   /// Registers `image` under `path` (in-memory images for tests, or objects found elsewhere),

@@ -17,16 +17,16 @@ constexpr uint16_t kTypeExec = 2;
 constexpr uint16_t kTypeDyn = 3;
 constexpr uint16_t kTypeRel = 1;
 constexpr uint16_t kTypeCore = 4;
-// e_phnum of 0xffff means the real count is in section 0's sh_info; LIEF 0.9 does not read it.
+// e_phnum of 0xffff means the real count is in section 0's sh_info; the reader does not read it.
 constexpr uint16_t kPnXnum = 0xffff;
 
 // Field offsets and entry sizes per class.
 struct Layout {
-  uint64_t header_size, type, machine, phoff, shoff, phentsize, phnum, shentsize, shnum;
+  uint64_t header_size, type, machine, phoff, shoff, phentsize, phnum, shentsize, shnum, shstrndx;
   uint64_t addr_bytes, phdr_size, shdr_size;
 };
-constexpr Layout kLayout32 = {52, 16, 18, 28, 32, 42, 44, 46, 48, 4, 32, 40};
-constexpr Layout kLayout64 = {64, 16, 18, 32, 40, 54, 56, 58, 60, 8, 56, 64};
+constexpr Layout kLayout32 = {52, 16, 18, 28, 32, 42, 44, 46, 48, 50, 4, 32, 40};
+constexpr Layout kLayout64 = {64, 16, 18, 32, 40, 54, 56, 58, 60, 62, 8, 56, 64};
 
 // Little-endian fields, assembled byte by byte so the host's byte order does not matter.
 uint64_t ReadLittle(std::string_view bytes, uint64_t offset, uint64_t size) {
@@ -81,6 +81,9 @@ std::string CheckElfHeader(std::string_view bytes, uint64_t file_size, ElfHeader
   const uint16_t shentsize = Read16(bytes, layout.shentsize);
   f.phnum = Read16(bytes, layout.phnum);
   f.shnum = Read16(bytes, layout.shnum);
+  f.shstrndx = Read16(bytes, layout.shstrndx);
+  f.phoff = phoff;
+  f.shoff = shoff;
   if (f.phnum == kPnXnum) return "extended program header numbering is not supported";
   if (f.phnum == 0) return "no program headers";
   if (phentsize != layout.phdr_size) {
@@ -90,9 +93,8 @@ std::string CheckElfHeader(std::string_view bytes, uint64_t file_size, ElfHeader
   if (!TableFits(phoff, f.phnum, phentsize, file_size)) {
     return "program headers end past the end of the file";
   }
-  // e_shnum 0 with e_shoff set means the count is in section 0 (extended numbering); without
-  // section headers LIEF still finds .dynsym through the dynamic segment, so only check a table
-  // that claims entries.
+  // e_shnum 0 with e_shoff set means the count is in section 0 (extended numbering); such a file
+  // is read without sections (extents only), so only check a table that claims entries.
   if (f.shnum != 0) {
     if (shentsize != layout.shdr_size) {
       return "section header entry size " + std::to_string(shentsize) + ", expected " +

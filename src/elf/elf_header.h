@@ -1,6 +1,5 @@
-// A check of the ELF file header done before handing a file to LIEF 0.9, which crashes
-// (SIGSEGV) on files that are not ELF and silently returns an empty or partial binary when the
-// header points outside the file. Only what that decision needs is read.
+// A check of the ELF file header done before any other byte of an object is read: the reader
+// (elf_reader.cc) then trusts the program and section header tables to lie inside the file.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +15,9 @@ struct ElfHeaderFacts {
   uint16_t machine = 0;
   uint16_t phnum = 0;
   uint16_t shnum = 0;
+  uint16_t shstrndx = 0;  // e_shstrndx: the section holding section names
+  uint64_t phoff = 0;     // e_phoff: the program header table, inside the file
+  uint64_t shoff = 0;     // e_shoff: the section header table, inside the file when shnum != 0
 };
 
 /// Bytes needed from the start of the file for CheckElfHeader (the ELF64 header size).

@@ -1,30 +1,33 @@
-// ELF objects through LIEF 0.9 (Debian's liblief-dev), plus the separate debug files that
-// Valgrind also reads (GNU build-id and .gnu_debuglink conventions, as in GDB's "Separate Debug
-// Files" manual section). LIEF 0.9 needs guarding at this boundary:
-// - Parser::parse crashes with SIGSEGV on a file that is not ELF (a text file, /dev/null, a
-//   directory), although LIEF::ELF::is_elf says false; it throws LIEF::bad_file for a missing
-//   file; it returns an empty or partial Binary, silently, when e_phoff or e_shoff point past the
-//   end of the file or the class byte is unknown. So CheckElfHeader vets the header first and the
-//   program header count LIEF reports is compared with e_phnum afterwards.
-// - Binary::is_pie() is true only with a PT_INTERP segment, so it says false for ordinary shared
-//   libraries (libz.so.1); ET_DYN from the header is what tells relative from absolute addresses.
-// - It reads the whole file into memory and copies section contents: /usr/bin/node (94 MiB,
-//   110k .symtab and 75k .dynsym entries) takes 0.9 s on an idle machine (2-2.7 s with both
-//   cores busy) and 270 MiB peak RSS; libc.so.6 25-45 ms plus 65 ms for its libc6-dbg file. Over
-//   90% of that is inside LIEF; the Binary is dropped as soon as the image is built.
-// This file must not include <elf.h>: its ET_*/PT_* macros would break LIEF's enum declarations.
+// ELF objects read through a read-only memory map, touching only the ELF header, the program
+// headers, the section headers and the symbol and string tables, plus the separate debug files
+// that Valgrind also reads (GNU build-id and .gnu_debuglink conventions, as in GDB's "Separate
+// Debug Files" manual section). Spec: System V gABI 4.1 "ELF Header", "Sections", "Symbol Table",
+// "Program Header", "Note Section"; field offsets below are those of ELFCLASS32 and ELFCLASS64.
+//
+// Why not LIEF (which this file used up to issue 24): LIEF 0.9's Parser::parse reads the whole file
+// and copies every section, symbol and relocation. For the 99 MB /usr/bin/node (110k .symtab and
+// 75k .dynsym entries) that was 0.9-3.2 s and 265 MB peak RSS, on every Node profile, to find a
+// few symbols. Here the map costs only the pages of the tables read (about 20 MB for node, dropped
+// when the image is built) and the work is one pass over each symbol table.
+// Why not elfutils' libelf: it would do the same reads over its own mmap, but adds a library to
+// every build for the ~200 lines below, and its checks are not ours to state (we reject a symbol
+// table that ends past the file, a string table without its final NUL, ...) .
+//
+// Every offset and count comes from a hostile file: each is checked against the mapped size with
+// overflow-safe arithmetic before a byte is read, and fields are assembled byte by byte (never a
+// struct cast). The one thing a map cannot guard is the file shrinking while it is read (SIGBUS);
+// objects are read once, at startup of their first use, like every other mmap-based ELF tool.
 #include "elf/elf_reader.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <LIEF/ELF.hpp>
-#include <LIEF/logging.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <exception>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -33,45 +36,181 @@
 namespace cg_inject {
 namespace {
 
-using LIEF::ELF::ELF_SECTION_TYPES;
-using LIEF::ELF::ELF_SEGMENT_FLAGS;
-using LIEF::ELF::ELF_SYMBOL_TYPES;
-using LIEF::ELF::SEGMENT_TYPES;
+constexpr uint32_t kPtLoad = 1;
+constexpr uint32_t kPtNote = 4;
+constexpr uint32_t kPfX = 1;
+constexpr uint32_t kShtSymtab = 2;
+constexpr uint32_t kShtNote = 7;
+constexpr uint32_t kShtDynsym = 11;
+constexpr uint8_t kSttFunc = 2;
+constexpr uint8_t kSttGnuIfunc = 10;
+constexpr uint32_t kNtGnuBuildId = 3;
+constexpr uint16_t kTypeDyn = 3;
 
-// Reads the header bytes and checks them (see CheckElfHeader). Returns "" when LIEF may parse.
-std::string PrecheckFile(const std::string& path, ElfHeaderFacts* facts, uint64_t* file_size) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return strerror(errno);
-  struct stat st;
-  std::string reason;
-  char header[kElfHeaderBytes];
-  size_t have = 0;
-  if (fstat(fd, &st) != 0) {
-    reason = strerror(errno);
-  } else if (!S_ISREG(st.st_mode)) {
-    reason = "not a regular file";
-  } else {
-    while (have < sizeof header) {
-      const ssize_t n = pread(fd, header + have, sizeof header - have, static_cast<off_t>(have));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
+// A read-only map of a whole regular file. Opening never blocks: O_NONBLOCK keeps open() of a
+// FIFO from waiting for a writer (issue 22 item 8), and only regular files are mapped.
+class MappedFile {
+ public:
+  MappedFile() = default;
+  ~MappedFile() { Release(); }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  // Returns "" or why the file cannot be read.
+  std::string Open(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return strerror(errno);
+    struct stat st;
+    std::string reason;
+    if (fstat(fd, &st) != 0) {
+      reason = strerror(errno);
+    } else if (!S_ISREG(st.st_mode)) {
+      reason = "not a regular file";
+    } else if (st.st_size > 0) {
+      void* data = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (data == MAP_FAILED) {
         reason = strerror(errno);
-        break;
+      } else {
+        data_ = static_cast<const char*>(data);
+        size_ = static_cast<size_t>(st.st_size);
       }
-      if (n == 0) break;
-      have += static_cast<size_t>(n);
+    }
+    close(fd);
+    return reason;
+  }
+
+  std::string_view bytes() const { return {data_, size_}; }
+
+  // Unmaps the file: its pages leave the resident set; bytes() is empty afterwards.
+  void Release() {
+    if (data_ != nullptr) munmap(const_cast<char*>(data_), size_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+
+ private:
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Little-endian fields of a mapped file; callers check bounds with Fits() first.
+class Fields {
+ public:
+  explicit Fields(std::string_view bytes) : bytes_(bytes) {}
+
+  uint64_t size() const { return bytes_.size(); }
+  bool Fits(uint64_t offset, uint64_t length) const {
+    return offset <= bytes_.size() && length <= bytes_.size() - offset;
+  }
+  uint64_t Read(uint64_t offset, uint64_t length) const {
+    uint64_t v = 0;
+    for (uint64_t i = length; i-- > 0;) v = (v << 8) | static_cast<uint8_t>(bytes_[offset + i]);
+    return v;
+  }
+  std::string_view Slice(uint64_t offset, uint64_t length) const {
+    return bytes_.substr(offset, length);
+  }
+
+ private:
+  std::string_view bytes_;
+};
+
+// Where the fields of a section header, a program header and a symbol lie, per class.
+struct Layout {
+  uint64_t word;  // size of an address or offset field
+  uint64_t ph_size, ph_type, ph_flags, ph_offset, ph_vaddr, ph_filesz, ph_memsz;
+  uint64_t sh_size, sh_name, sh_type, sh_offset, sh_bytes, sh_link;
+  uint64_t sym_size, st_name, st_info, st_shndx, st_value, st_size;
+};
+constexpr Layout kLayout32 = {4, 32, 0,  24, 4,  8, 16, 20, 40, 0,
+                              4, 16, 20, 24, 16, 0, 12, 14, 4,  8};
+constexpr Layout kLayout64 = {8, 56, 0, 4, 8, 16, 32, 40, 64, 0, 4, 24, 32, 40, 24, 0, 4, 6, 8, 16};
+
+struct Section {
+  uint32_t name = 0;  // offset in the section name table
+  uint32_t type = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint32_t link = 0;
+};
+
+// One checked ELF file: its bytes (a map of the file, or memory given by the caller), header
+// facts and section headers.
+struct ElfFile {
+  MappedFile map;
+  std::string_view bytes;
+  ElfHeaderFacts facts;
+  const Layout* layout = nullptr;
+  std::vector<Section> sections;
+  std::string_view section_names;  // .shstrtab, or empty
+
+  Fields fields() const { return Fields(bytes); }
+
+  // The NUL-terminated string at `offset` of `table`, or "" when it runs off the table.
+  static std::string_view StringAt(std::string_view table, uint64_t offset) {
+    if (offset >= table.size()) return {};
+    const size_t end = table.find('\0', offset);
+    if (end == std::string_view::npos) return {};
+    return table.substr(offset, end - offset);
+  }
+  std::string_view SectionName(const Section& s) const { return StringAt(section_names, s.name); }
+  std::string_view Contents(const Section& s) const {
+    return fields().Fits(s.offset, s.size) ? fields().Slice(s.offset, s.size) : std::string_view();
+  }
+};
+
+// Checks `bytes` as an ELF file: header (CheckElfHeader), section headers, and every symbol table
+// and its string table inside the file. Returns "" or why it cannot be used.
+std::string ParseElf(std::string_view bytes, ElfFile* elf) {
+  elf->bytes = bytes;
+  const Fields f = elf->fields();
+  std::string reason = CheckElfHeader(f.Slice(0, kElfHeaderBytes), f.size(), &elf->facts);
+  if (!reason.empty()) return reason;
+  const Layout& l = elf->facts.is_64 ? kLayout64 : kLayout32;
+  elf->layout = &l;
+  // CheckElfHeader made sure the section header table lies inside the file. e_shnum 0 (no
+  // sections, or extended numbering, which no loadable object needs) leaves the table empty.
+  for (uint64_t i = 0; i < elf->facts.shnum; ++i) {
+    const uint64_t at = elf->facts.shoff + i * l.sh_size;
+    Section s;
+    s.name = static_cast<uint32_t>(f.Read(at + l.sh_name, 4));
+    s.type = static_cast<uint32_t>(f.Read(at + l.sh_type, 4));
+    s.offset = f.Read(at + l.sh_offset, l.word);
+    s.size = f.Read(at + l.sh_bytes, l.word);
+    s.link = static_cast<uint32_t>(f.Read(at + l.sh_link, 4));
+    elf->sections.push_back(s);
+  }
+  if (elf->facts.shstrndx < elf->sections.size()) {
+    elf->section_names = elf->Contents(elf->sections[elf->facts.shstrndx]);
+  }
+  for (const Section& s : elf->sections) {
+    if (s.type != kShtSymtab && s.type != kShtDynsym) continue;
+    const std::string name(elf->SectionName(s));
+    if (!f.Fits(s.offset, s.size)) {
+      return "symbol table " + name + " ends past the end of the file";
+    }
+    if (s.link >= elf->sections.size() ||
+        !f.Fits(elf->sections[s.link].offset, elf->sections[s.link].size)) {
+      return "string table of symbol table " + name + " ends past the end of the file";
     }
   }
-  close(fd);
-  if (!reason.empty()) return reason;
-  *file_size = static_cast<uint64_t>(st.st_size);
-  return CheckElfHeader(std::string_view(header, have), *file_size, facts);
+  return "";
 }
 
-// Preference among names at one address, smaller first; see RankName.
+// Maps `path` and parses it (ParseElf).
+std::string OpenElf(const std::string& path, ElfFile* elf) {
+  std::string reason = elf->map.Open(path);
+  if (!reason.empty()) return reason;
+  return ParseElf(elf->map.bytes(), elf);
+}
+
+// A function symbol while the tables are read: its name is a view into the mapped string table,
+// so the duplicates between .symtab, .dynsym and a debug file cost no allocation.
 struct Candidate {
-  ElfSymbol symbol;
-  int version_rank = 0;
+  uint64_t addr = 0;
+  uint64_t size = 0;
+  std::string_view name;
+  int version_rank = 0;  // see RankName
   size_t base_length = 0;
 };
 
@@ -82,113 +221,122 @@ struct Candidate {
 // ("__acos_finite@GLIBC_2.15") over none; then byte order (_Exit over _exit). Binding played no
 // part.
 void RankName(Candidate* c) {
-  const std::string& name = c->symbol.name;
+  const std::string_view name = c->name;
   const size_t at = name.find('@');
-  c->base_length = at == std::string::npos ? name.size() : at;
-  c->version_rank = at == std::string::npos ? 2 : name.compare(at, 2, "@@") == 0 ? 0 : 1;
+  c->base_length = at == std::string_view::npos ? name.size() : at;
+  c->version_rank = at == std::string_view::npos ? 2 : name.substr(at, 2) == "@@" ? 0 : 1;
 }
 
-template <typename Symbols>
-void CollectFunctions(const Symbols& symbols, std::vector<Candidate>* out) {
-  for (const LIEF::ELF::Symbol& s : symbols) {
-    const ELF_SYMBOL_TYPES type = s.type();
-    if (type != ELF_SYMBOL_TYPES::STT_FUNC && type != ELF_SYMBOL_TYPES::STT_GNU_IFUNC) continue;
-    // shndx 0 is SHN_UNDEF: an import, whose value is 0 or a PLT address, not this function.
-    // Size-0 symbols (crtstuff's deregister_tm_clones, frame_dummy) are skipped because Valgrind
-    // skips them too: it prints their code as `0x...`, and a name here would not match.
-    if (s.shndx() == 0 || s.value() == 0 || s.size() == 0 || s.name().empty()) continue;
-    Candidate c;
-    c.symbol.addr = s.value();
-    c.symbol.size = s.size();
-    c.symbol.name = s.name();
-    RankName(&c);
-    out->push_back(std::move(c));
+// Appends the function symbols of every section of `type` (.symtab or .dynsym).
+void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>* out) {
+  const Layout& l = *elf.layout;
+  const Fields f = elf.fields();
+  for (const Section& s : elf.sections) {
+    if (s.type != type) continue;
+    // OpenElf checked both tables against the file.
+    const std::string_view strings = elf.Contents(elf.sections[s.link]);
+    const uint64_t count = s.size / l.sym_size;
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t at = s.offset + i * l.sym_size;
+      const uint8_t info = static_cast<uint8_t>(f.Read(at + l.st_info, 1));
+      const uint8_t sym_type = info & 0xf;
+      if (sym_type != kSttFunc && sym_type != kSttGnuIfunc) continue;
+      // shndx 0 is SHN_UNDEF: an import, whose value is 0 or a PLT address, not this function.
+      // Size-0 symbols (crtstuff's deregister_tm_clones, frame_dummy) are skipped because
+      // Valgrind skips them too: it prints their code as `0x...`, and a name here would not match.
+      const uint64_t shndx = f.Read(at + l.st_shndx, 2);
+      const uint64_t value = f.Read(at + l.st_value, l.word);
+      const uint64_t size = f.Read(at + l.st_size, l.word);
+      if (shndx == 0 || value == 0 || size == 0) continue;
+      const std::string_view name = ElfFile::StringAt(strings, f.Read(at + l.st_name, 4));
+      if (name.empty()) continue;
+      Candidate c;
+      c.addr = value;
+      c.size = size;
+      c.name = name;
+      RankName(&c);
+      out->push_back(c);
+    }
   }
 }
 
-// A parsed file that passed every check LIEF 0.9 needs around it.
-struct ParsedElf {
-  std::unique_ptr<LIEF::ELF::Binary> binary;
-  ElfHeaderFacts facts;
-};
-
-// Prechecks, parses and validates `path`. Returns "" or why it cannot be used; never throws.
-std::string ParseElf(const std::string& path, ParsedElf* parsed) {
-  uint64_t file_size = 0;
-  std::string reason = PrecheckFile(path, &parsed->facts, &file_size);
-  if (!reason.empty()) return reason;
-  // LIEF 0.9 logs through easylogging++; keep its messages off our stderr.
-  static const bool logging_disabled = [] {
-    LIEF::Logger::disable();
-    return true;
-  }();
-  (void)logging_disabled;
-  try {
-    parsed->binary = LIEF::ELF::Parser::parse(path);
-  } catch (const std::exception& e) {
-    return std::string("LIEF: ") + e.what();
-  } catch (...) {
-    return "LIEF: unknown exception";
-  }
-  if (!parsed->binary) return "LIEF could not parse it";
-  const LIEF::ELF::Binary& binary = *parsed->binary;
-  const size_t phnum = binary.segments().size();
-  if (phnum != parsed->facts.phnum) {
-    return "LIEF read " + std::to_string(phnum) + " of " + std::to_string(parsed->facts.phnum) +
-           " program headers";
-  }
-  for (const LIEF::ELF::Section& section : binary.sections()) {
-    if (section.type() != ELF_SECTION_TYPES::SHT_SYMTAB &&
-        section.type() != ELF_SECTION_TYPES::SHT_DYNSYM) {
-      continue;
+// The GNU build ID in the notes `notes`, as lowercase hex, or "". Note headers are three 4-byte
+// words in both classes; name and description are padded to 4 bytes.
+std::string BuildIdFromNotes(const Fields& f) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  auto align4 = [](uint64_t n) { return n + (-n & 3); };
+  for (uint64_t at = 0; f.Fits(at, 12);) {
+    const uint64_t namesz = f.Read(at, 4);
+    const uint64_t descsz = f.Read(at + 4, 4);
+    const uint64_t type = f.Read(at + 8, 4);
+    const uint64_t name_at = at + 12;
+    const uint64_t desc_at = name_at + align4(namesz);  // 32-bit sizes: no overflow
+    if (!f.Fits(name_at, namesz) || !f.Fits(desc_at, descsz)) break;
+    if (type == kNtGnuBuildId && namesz == 4 && f.Slice(name_at, 4) == std::string_view("GNU", 4)) {
+      std::string hex;
+      for (uint64_t i = 0; i < descsz; ++i) {
+        const uint8_t byte = static_cast<uint8_t>(f.Read(desc_at + i, 1));
+        hex.push_back(kHex[byte >> 4]);
+        hex.push_back(kHex[byte & 0xf]);
+      }
+      return hex;
     }
-    if (section.file_offset() > file_size || section.size() > file_size - section.file_offset()) {
-      return "symbol table " + section.name() + " ends past the end of the file";
-    }
+    at = desc_at + align4(descsz);
   }
   return "";
 }
 
-// The GNU build ID as lowercase hex, or "".
-std::string BuildId(const LIEF::ELF::Binary& binary) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (const LIEF::ELF::Note& note : binary.notes()) {
-    if (note.type() != LIEF::ELF::NOTE_TYPES::NT_GNU_BUILD_ID) continue;
-    for (uint8_t byte : note.description()) {
-      hex.push_back(kHex[byte >> 4]);
-      hex.push_back(kHex[byte & 0xf]);
-    }
-    break;
+// The GNU build ID from the note sections, else from PT_NOTE segments (a file without section
+// headers), or "".
+std::string BuildId(const ElfFile& elf) {
+  for (const Section& s : elf.sections) {
+    if (s.type != kShtNote) continue;
+    std::string id = BuildIdFromNotes(Fields(elf.Contents(s)));
+    if (!id.empty()) return id;
   }
-  return hex;
+  const Layout& l = *elf.layout;
+  const Fields f = elf.fields();
+  for (uint64_t i = 0; i < elf.facts.phnum; ++i) {
+    const uint64_t at = elf.facts.phoff + i * l.ph_size;
+    if (f.Read(at + l.ph_type, 4) != kPtNote) continue;
+    const uint64_t offset = f.Read(at + l.ph_offset, l.word);
+    const uint64_t size = f.Read(at + l.ph_filesz, l.word);
+    if (!f.Fits(offset, size)) continue;
+    std::string id = BuildIdFromNotes(Fields(f.Slice(offset, size)));
+    if (!id.empty()) return id;
+  }
+  return "";
 }
 
 // The file name stored in .gnu_debuglink (a NUL-terminated name, then padding and a CRC), or "".
-std::string DebugLinkName(const LIEF::ELF::Binary& binary) {
-  if (!binary.has_section(".gnu_debuglink")) return "";
-  const std::vector<uint8_t> content = binary.get_section(".gnu_debuglink").content();
-  const auto nul = std::find(content.begin(), content.end(), uint8_t{0});
-  std::string name(content.begin(), nul);
-  // A link is a plain file name; anything else would let a file point outside the debug dirs.
-  if (nul == content.end() || name.empty() || name.find('/') != std::string::npos || name == "." ||
-      name == "..") {
-    return "";
+std::string DebugLinkName(const ElfFile& elf) {
+  for (const Section& s : elf.sections) {
+    if (elf.SectionName(s) != ".gnu_debuglink") continue;
+    const std::string_view content = elf.Contents(s);
+    const size_t nul = content.find('\0');
+    if (nul == std::string_view::npos) return "";
+    std::string name(content.substr(0, nul));
+    // A link is a plain file name; anything else would let a file point outside the debug dirs.
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+      return "";
+    }
+    return name;
   }
-  return name;
+  return "";
 }
 
-// Finds, parses and checks the separate debug file of the object at `image_path`. Returns its
-// path (without the root prefix), or "" when there is none that fits.
-std::string OpenDebugFile(const std::string& image_path, const LIEF::ELF::Binary& binary,
-                          const ObjectCatalogOptions& options, ParsedElf* debug) {
-  const std::string build_id = BuildId(binary);
+// Finds, opens and checks the separate debug file of the object at `image_path`. Returns it and
+// sets `*debug_path` to its path (without the root prefix), or null when there is none that fits.
+std::unique_ptr<ElfFile> OpenDebugFile(const std::string& image_path, const ElfFile& elf,
+                                       const ObjectCatalogOptions& options,
+                                       std::string* debug_path) {
+  const std::string build_id = BuildId(elf);
   std::vector<std::string> candidates;
   if (build_id.size() > 2) {
     candidates.push_back(options.debug_dir + "/.build-id/" + build_id.substr(0, 2) + "/" +
                          build_id.substr(2) + ".debug");
   }
-  if (const std::string link = DebugLinkName(binary); !link.empty()) {
+  if (const std::string link = DebugLinkName(elf); !link.empty()) {
     const size_t slash = image_path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : image_path.substr(0, slash);
     candidates.push_back(dir + "/" + link);
@@ -199,26 +347,29 @@ std::string OpenDebugFile(const std::string& image_path, const LIEF::ELF::Binary
     if (candidate == image_path) continue;
     const std::string file = options.root + candidate;
     if (access(file.c_str(), R_OK) != 0) continue;
-    ParsedElf parsed;
-    if (!ParseElf(file, &parsed).empty()) continue;
+    auto debug = std::make_unique<ElfFile>();
+    if (!OpenElf(file, debug.get()).empty()) continue;
     // A stale debug file from another build would attach wrong names to addresses.
-    if (!build_id.empty() && BuildId(*parsed.binary) != build_id) continue;
-    *debug = std::move(parsed);
-    return candidate;
+    if (!build_id.empty() && BuildId(*debug) != build_id) continue;
+    *debug_path = candidate;
+    return debug;
   }
-  return "";
+  return nullptr;
 }
 
-std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path,
-                                        const ObjectCatalogOptions& options, const ParsedElf& main,
+// Builds the image of a parsed `elf`, with the symbols of its debug file when options ask. The
+// file's map is released before the image is made, so the two never count together in memory.
+std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path, ElfFile* elf,
+                                        const ObjectCatalogOptions* options,
                                         std::string* why_absent) {
-  const LIEF::ELF::Binary& binary = *main.binary;
-
+  const Layout& l = *elf->layout;
+  const Fields f = elf->fields();
   std::vector<LoadSegment> segments;
-  for (const LIEF::ELF::Segment& seg : binary.segments()) {
-    if (seg.type() != SEGMENT_TYPES::PT_LOAD) continue;
-    segments.push_back(
-        {seg.virtual_address(), seg.virtual_size(), seg.has(ELF_SEGMENT_FLAGS::PF_X)});
+  for (uint64_t i = 0; i < elf->facts.phnum; ++i) {
+    const uint64_t at = elf->facts.phoff + i * l.ph_size;
+    if (f.Read(at + l.ph_type, 4) != kPtLoad) continue;
+    segments.push_back({f.Read(at + l.ph_vaddr, l.word), f.Read(at + l.ph_memsz, l.word),
+                        (f.Read(at + l.ph_flags, 4) & kPfX) != 0});
   }
   if (segments.empty()) {
     *why_absent = "no PT_LOAD segments";
@@ -226,24 +377,33 @@ std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path,
   }
 
   std::vector<Candidate> candidates;
-  CollectFunctions(binary.static_symbols(), &candidates);
-  CollectFunctions(binary.dynamic_symbols(), &candidates);
+  CollectFunctions(*elf, kShtSymtab, &candidates);
+  CollectFunctions(*elf, kShtDynsym, &candidates);
   std::string debug_file;
-  if (options.use_debug_files) {
-    ParsedElf debug;
-    debug_file = OpenDebugFile(image_path, binary, options, &debug);
-    if (!debug_file.empty()) CollectFunctions(debug.binary->static_symbols(), &candidates);
+  std::unique_ptr<ElfFile> debug;  // held while `candidates` view its strings
+  if (options != nullptr && options->use_debug_files) {
+    debug = OpenDebugFile(image_path, *elf, *options, &debug_file);
+    if (debug) CollectFunctions(*debug, kShtSymtab, &candidates);
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return std::forward_as_tuple(a.symbol.addr, a.base_length, a.version_rank, a.symbol.name) <
-           std::forward_as_tuple(b.symbol.addr, b.base_length, b.version_rank, b.symbol.name);
+    return std::tie(a.addr, a.base_length, a.version_rank, a.name, a.size) <
+           std::tie(b.addr, b.base_length, b.version_rank, b.name, b.size);
   });
+  // The same symbol in .symtab and .dynsym (and the debug file) is one entry; ObjectImage would
+  // drop the copies too, but only after each had its own string.
+  candidates.erase(std::unique(candidates.begin(), candidates.end(),
+                               [](const Candidate& a, const Candidate& b) {
+                                 return a.addr == b.addr && a.size == b.size && a.name == b.name;
+                               }),
+                   candidates.end());
   std::vector<ElfSymbol> symbols;
   symbols.reserve(candidates.size());
-  for (Candidate& c : candidates) symbols.push_back(std::move(c.symbol));
+  for (const Candidate& c : candidates) symbols.push_back({c.addr, c.size, std::string(c.name)});
+  std::vector<Candidate>().swap(candidates);
+  debug.reset();
+  elf->map.Release();
 
-  constexpr uint16_t kTypeDyn = 3;
-  return std::make_unique<ObjectImage>(image_path, main.facts.type == kTypeDyn, std::move(segments),
+  return std::make_unique<ObjectImage>(image_path, elf->facts.type == kTypeDyn, std::move(segments),
                                        std::move(symbols), std::move(debug_file));
 }
 
@@ -252,18 +412,18 @@ std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path,
 std::unique_ptr<ObjectImage> TryOpenElfObject(const std::string& image_path,
                                               const ObjectCatalogOptions& options,
                                               std::string* why_absent) {
-  ParsedElf main;
-  *why_absent = ParseElf(options.root + image_path, &main);
+  ElfFile elf;
+  *why_absent = OpenElf(options.root + image_path, &elf);
   if (!why_absent->empty()) return nullptr;
-  // Reading a parsed Binary is not expected to throw, but this is the LIEF boundary.
-  try {
-    return BuildImage(image_path, options, main, why_absent);
-  } catch (const std::exception& e) {
-    *why_absent = std::string("LIEF: ") + e.what();
-  } catch (...) {
-    *why_absent = "LIEF: unknown exception";
-  }
-  return nullptr;
+  return BuildImage(image_path, &elf, &options, why_absent);
+}
+
+std::unique_ptr<ObjectImage> ReadElfObject(const std::string& image_path, std::string_view bytes,
+                                           std::string* why_absent) {
+  ElfFile elf;
+  *why_absent = ParseElf(bytes, &elf);
+  if (!why_absent->empty()) return nullptr;
+  return BuildImage(image_path, &elf, nullptr, why_absent);
 }
 
 }  // namespace cg_inject

@@ -1,19 +1,21 @@
-// The one place that talks to LIEF: turns an ELF file into an ObjectImage.
+// Turns an ELF file into an ObjectImage, reading only its headers and symbol tables over mmap.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "cg_inject/object_catalog.h"
 
 namespace cg_inject {
 
 /// Reads the ELF executable or shared object that a profile calls `image_path` (the file opened
-/// is options.root + image_path) with LIEF 0.9, plus its separate debug file when
+/// is options.root + image_path), ELF32 or ELF64, plus its separate debug file when
 /// options.use_debug_files (see ObjectCatalogOptions). Returns null and sets `*why_absent` to a
-/// short reason when the file is missing, unreadable, not a regular file, not a little-endian
-/// ET_EXEC/ET_DYN ELF file, or malformed (see CheckElfHeader); LIEF exceptions are caught here and
-/// become reasons too. A debug file that cannot be read is skipped. Never throws for a bad file.
+/// short reason when the file is missing, unreadable, not a regular file (opening never blocks,
+/// even on a FIFO), not a little-endian ET_EXEC/ET_DYN ELF file, or malformed (see
+/// CheckElfHeader; a symbol table or its string table ending past the end of the file). A debug
+/// file that cannot be read is skipped. Never throws for a bad file.
 ///
 /// Symbols: defined STT_FUNC and STT_GNU_IFUNC entries of .symtab and .dynsym (and the debug
 /// file's .symtab) with a non-zero address and size, as Valgrind 3.19 reads them. At one address
@@ -22,5 +24,10 @@ namespace cg_inject {
 std::unique_ptr<ObjectImage> TryOpenElfObject(const std::string& image_path,
                                               const ObjectCatalogOptions& options,
                                               std::string* why_absent);
+
+/// TryOpenElfObject over `bytes` (a whole ELF file in memory) without debug files: for tests and
+/// fuzzers, which feed exactly-sized buffers so that any read past the end is caught.
+std::unique_ptr<ObjectImage> ReadElfObject(const std::string& image_path, std::string_view bytes,
+                                           std::string* why_absent);
 
 }  // namespace cg_inject

@@ -46,9 +46,10 @@ bool ObjectCatalog::MayHaveFixedAddresses(std::string_view path) {
   bool fixed = false;
   if (!path.empty() && path.front() == '/') {
     std::string file = options_.root + std::string(path);
-    int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: open() of a FIFO would otherwise wait for a writer; only regular files are read.
+    int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st {};
-    if (fd >= 0 && fstat(fd, &st) == 0) {
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
       char bytes[kElfHeaderBytes];
       ssize_t n = pread(fd, bytes, sizeof bytes, 0);
       ElfHeaderFacts facts;

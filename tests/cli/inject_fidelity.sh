@@ -78,6 +78,9 @@ cases=0
 for dir in "$SOURCE_ROOT"/tests/data/fidelity/*/; do
   dir=${dir%/}
   name=fidelity/$(basename "$dir")
+  # A case is a directory with callgrind.out and its perf map (others hold jitdump cases of the
+  # unit tests).
+  [[ -e $dir/callgrind.out ]] || continue
   maps=("$dir"/perf-*.map)
   expect_exit 0 "$CG_INJECT" --no-discover -q --perf-map "${maps[0]}" -i "$dir/callgrind.out" \
     -o "$scratch/fid.out" --callgraph "$scratch/fid.json" || continue
