@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Inclusive costs of a Callgrind profile, counted as KCachegrind counts them.
+"""Inclusive costs of a Callgrind profile, counted as callgrind_annotate --inclusive=yes does.
 
     inclusive.py [--max PERCENT] [--top N] [--event EVENT] CALLGRIND_OUT...
 
 A function's inclusive cost is its self cost plus the inclusive cost of its calls to other
 functions (a call of a function to itself, same name including Callgrind's 'N recursion suffix,
-is left out, as KCachegrind leaves it out). Prints the N functions with the highest inclusive
-cost as a percentage of the profile's total (the summary line), highest first, and with --max
-exits 1 if any function is above PERCENT (a call stack that Callgrind got wrong counts the
-costs after a stale frame once per frame: thousands of percent). Reads .zst through zstd.
+is left out, as callgrind_annotate and KCachegrind leave it out; the numbers equal
+callgrind_annotate's). Recursion through other functions (a -> b'2 -> a'2 -> b'2) is counted
+once per level, as callgrind_annotate and KCachegrind without cycle detection count it, so a
+deeply recursive program can pass 100% with a correct call stack.
+
+Prints the N functions with the highest inclusive cost as a percentage of the profile's total
+(the summary line), highest first, and with --max exits 1 if any function is above PERCENT (a
+call stack that Callgrind got wrong counts the costs after a stale frame once per frame:
+thousands of percent). Reads .zst through zstd.
 """
 import argparse
 import collections
