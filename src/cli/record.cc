@@ -32,6 +32,7 @@
 #include "cli/recorded_files.h"
 #include "cli/run.h"
 #include "cli/runtime_env.h"
+#include "cli/valgrind_choice.h"
 #include "resolve/jit_name.h"
 
 extern char** environ;
@@ -325,13 +326,22 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
   // relative to the given directory, as the user wrote it, in messages and to RunCgInject.
   const std::string& shown_dir = options.output_dir;
 
-  std::vector<std::string> argv = {options.valgrind, "--tool=callgrind", "--dump-instr=yes",
+  std::error_code self_ec;
+  const ValgrindChoice valgrind =
+      ChooseValgrind(options.valgrind_given ? options.valgrind : "",
+                     std::filesystem::read_symlink("/proc/self/exe", self_ec).string());
+  std::vector<std::string> argv = {valgrind.program, "--tool=callgrind", "--dump-instr=yes",
                                    "--callgrind-out-file=" + Join(dir, "callgrind.out.%p")};
   argv.insert(argv.end(), options.valgrind_args.begin(), options.valgrind_args.end());
   std::vector<std::string> program = PlanProgramArgs(options.program, options.runtimes);
   argv.insert(argv.end(), program.begin(), program.end());
   std::vector<std::string> changes;
   std::vector<std::string> envp = PlanRuntimeEnv(env.environ, options.runtimes, &changes);
+  if (!valgrind.valgrind_lib.empty()) {
+    std::erase_if(envp, [](const std::string& e) { return e.starts_with("VALGRIND_LIB="); });
+    envp.push_back("VALGRIND_LIB=" + valgrind.valgrind_lib);
+  }
+  if (options.verbosity >= 1) std::fprintf(err, "%s\n", valgrind.message.c_str());
   if (options.verbosity >= 2) {
     std::string line;
     for (const std::string& a : argv) line += " " + a;
@@ -340,7 +350,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
   }
 
   ChildResult child = RunChild(argv, envp);
-  if (child.pid == 0) return ReportSpawnError(options.valgrind, child.spawn_error, err);
+  if (child.pid == 0) return ReportSpawnError(valgrind.program, child.spawn_error, err);
   const int status = child.status;
   if (options.verbosity >= 2) std::fprintf(err, "cg-inject: valgrind exited with %d\n", status);
 

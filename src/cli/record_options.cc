@@ -18,7 +18,11 @@ open it with kcachegrind or callgrind_annotate) and the process's perf-PID.map /
 
 Options:
   -o, --output-dir DIR  Where the files go (default: the current directory; created if missing).
-      --valgrind PATH   The valgrind to run (default: valgrind from PATH).
+      --valgrind PATH   The valgrind to run. Default: the Valgrind installed with cg-inject
+                        (-Dbundled_valgrind=enabled), else valgrind from PATH. The bundled
+                        one's Callgrind follows JIT code entered and left by jumps (PHP's
+                        tracing JIT, Erlang, Node); a distribution's makes those jumps calls
+                        that never return (inclusive costs far above 100%).
       --no-runtime-env  Set no runtime switch.
       --no-runtime-env=LIST
                         Set none for these runtimes (comma-separated: node,java,python,dotnet,
@@ -124,6 +128,7 @@ ParsedRecordCommandLine ParseRecordCommandLine(const std::vector<std::string_vie
     } else if (is("--valgrind")) {
       if (!value(arg, "--valgrind", &v)) return fail("--valgrind: missing value");
       o.valgrind = v;
+      o.valgrind_given = true;
     } else if (is("-j") || is("--jobs")) {
       if (!value(arg, arg.starts_with("--") ? "--jobs" : "-j", &v) || !ParseJobs(v, &o.jobs))
         return fail(std::string(arg) + ": expected a positive number");

@@ -13,6 +13,7 @@ namespace cg_inject {
 
 struct RecordOptions {
   std::string valgrind = "valgrind";       // --valgrind PATH; a bare name is searched in PATH
+  bool valgrind_given = false;             // --valgrind was given (else: ChooseValgrind)
   std::string output_dir = ".";            // -o, --output-dir DIR: raw and injected files
   std::vector<std::string> valgrind_args;  // between `--` and `--`
   std::vector<std::string> program;        // PROGRAM ARGS

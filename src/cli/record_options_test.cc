@@ -18,6 +18,7 @@ TEST(RecordOptionsTest, QuickStart) {
   EXPECT_TRUE(p.options.valgrind_args.empty());
   EXPECT_EQ(p.options.output_dir, ".");
   EXPECT_EQ(p.options.valgrind, "valgrind");
+  EXPECT_FALSE(p.options.valgrind_given);
   EXPECT_EQ(p.options.stats, StatsFormat::kText);
 }
 
@@ -34,6 +35,7 @@ TEST(RecordOptionsTest, ValgrindOptionsBetweenTwoDashDashes) {
              "--separate-threads=yes", "--", "sh", "-c", "node a.js -- x"});
   ASSERT_EQ(p.error, "");
   EXPECT_EQ(p.options.valgrind, "/opt/vg/bin/valgrind");
+  EXPECT_TRUE(p.options.valgrind_given);
   EXPECT_EQ(p.options.jobs, 2);
   EXPECT_EQ(p.options.valgrind_args, (Args{"--trace-children=yes", "--separate-threads=yes"}));
   EXPECT_EQ(p.options.program, (Args{"sh", "-c", "node a.js -- x"}));

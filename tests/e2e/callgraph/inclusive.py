@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Inclusive costs of a Callgrind profile, counted as callgrind_annotate --inclusive=yes does.
+
+    inclusive.py [--max PERCENT] [--top N] [--event EVENT] CALLGRIND_OUT...
+
+A function's inclusive cost is its self cost plus the inclusive cost of its calls to other
+functions (a call of a function to itself, same name including Callgrind's 'N recursion suffix,
+is left out, as callgrind_annotate and KCachegrind leave it out; the numbers equal
+callgrind_annotate's). Recursion through other functions (a -> b'2 -> a'2 -> b'2) is counted
+once per level, as callgrind_annotate and KCachegrind without cycle detection count it, so a
+deeply recursive program can pass 100% with a correct call stack.
+
+Prints the N functions with the highest inclusive cost as a percentage of the profile's total
+(the summary line), highest first, and with --max exits 1 if any function is above PERCENT (a
+call stack that Callgrind got wrong counts the costs after a stale frame once per frame:
+thousands of percent). Reads .zst through zstd.
+"""
+import argparse
+import collections
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from cgsummary import Names, open_text  # noqa: E402
+
+
+def inclusive(path, event):
+    objs, fns = Names(), Names()
+    self_cost = collections.Counter()
+    calls = collections.Counter()
+    total = None
+    events = None
+    npos = 1
+    col = 0
+    ob = fn = cob = cfn = None
+    after_calls = False
+    for line in open_text(path):
+        if not line:
+            continue
+        c = line[0]
+        if c.isdigit() or c in '+-*':
+            if events is None:
+                continue
+            parts = line.split()
+            vals = parts[npos:]
+            v = int(vals[col]) if col < len(vals) else 0
+            if after_calls:
+                if cfn != fn:
+                    calls[fn] += v
+                after_calls = False
+            else:
+                self_cost[fn] += v
+            continue
+        if line.startswith('positions:'):
+            npos = len(line.split()[1:])
+        elif line.startswith('events:'):
+            events = line.split()[1:]
+            col = events.index(event) if event else 0
+        elif line.startswith('summary:') or line.startswith('totals:'):
+            total = int(line.split()[1:][col])
+        elif line.startswith('ob='):
+            ob = os.path.basename(objs.get(line[3:]))
+        elif line.startswith('fn='):
+            fn = (ob, fns.get(line[3:]))
+            cob = None
+        elif line.startswith('cob='):
+            cob = os.path.basename(objs.get(line[4:]))
+        elif line.startswith('cfn='):
+            cfn = (cob if cob is not None else ob, fns.get(line[4:]))
+        elif line.startswith('calls='):
+            after_calls = True
+            cob = None
+        elif line.startswith('jfn='):
+            fns.get(line[4:])
+        elif line.startswith('jcob='):
+            objs.get(line[5:])
+        elif line.startswith(('cfi=', 'cfl=', 'fi=', 'fe=', 'fl=', 'jfi=')):
+            pass
+    if total is None:
+        total = sum(self_cost.values())
+    incl = {f: self_cost[f] + calls[f] for f in set(self_cost) | set(calls)}
+    return total, incl, self_cost
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--max', type=float, help='exit 1 if a function is above PERCENT inclusive')
+    ap.add_argument('--top', type=int, default=10)
+    ap.add_argument('--event', default=None, help='event name (default: the first)')
+    ap.add_argument('profile', nargs='+')
+    args = ap.parse_args()
+    status = 0
+    for path in args.profile:
+        total, incl, self_cost = inclusive(path, args.event)
+        if not total:
+            print(f'inclusive.py: {path}: no costs', file=sys.stderr)
+            status = 1
+            continue
+        top = sorted(incl.items(), key=lambda kv: (-kv[1], kv[0]))
+        print(f'{path}: total {total}')
+        for (ob, name), v in top[:args.top]:
+            print(f'  {100.0 * v / total:10.2f}% incl {100.0 * self_cost[(ob, name)] / total:7.2f}% '
+                  f'self  {ob}:{name}')
+        if args.max is not None:
+            over = [(f, v) for f, v in top if 100.0 * v / total > args.max]
+            for (ob, name), v in over:
+                print(f'inclusive.py: {path}: {ob}:{name} has {100.0 * v / total:.2f}% inclusive '
+                      f'cost, expected at most {args.max}%', file=sys.stderr)
+            if over:
+                status = 1
+    sys.exit(status)
+
+
+if __name__ == '__main__':
+    main()
