@@ -20,6 +20,8 @@ packages=(
   qemu-user
   # `cg-inject record` e2e tests: a JVM with javac
   openjdk-17-jdk-headless
+  # tests/e2e/callgraph: PHP's tracing JIT (opcache) and Erlang's BEAMJIT (erl, erlc)
+  php8.2-cli php8.2-opcache erlang-base
 )
 # ... and Node: Debian's nodejs only when no node is installed (NodeSource's node 20 may be).
 command -v node >/dev/null || packages+=(nodejs)
