@@ -18,10 +18,9 @@ packages=(
   # bundled Valgrind from Debian's source package, x86-64 and AArch64 (cross + qemu-user)
   dpkg-dev build-essential autoconf automake gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   qemu-user
-  # `cg-inject record` e2e tests: a JVM with javac
-  openjdk-17-jdk-headless
-  # tests/e2e/callgraph: PHP's tracing JIT (opcache) and Erlang's BEAMJIT (erl, erlc)
-  php8.2-cli php8.2-opcache erlang-base
+  # `cg-inject record` e2e tests: a JVM with javac; PHP with opcache's JIT, Erlang (erl, erlc),
+  # Mono (mono, mcs); tests/e2e/callgraph also runs PHP's tracing JIT and Erlang's BEAMJIT
+  openjdk-17-jdk-headless php8.2-cli php8.2-opcache erlang-base mono-runtime mono-mcs
 )
 # ... and Node: Debian's nodejs only when no node is installed (NodeSource's node 20 may be).
 command -v node >/dev/null || packages+=(nodejs)

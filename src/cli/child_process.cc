@@ -3,9 +3,12 @@
 // and exec in a process that may have threads.
 #include "cli/child_process.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -58,7 +61,53 @@ int WaitFor(pid_t pid) {
   return 1;
 }
 
+/// 0 when `path` is an executable regular file, else ENOENT (absent) or EACCES.
+int CheckExecutable(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return ENOENT;
+  if (!S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0) return EACCES;
+  return 0;
+}
+
 }  // namespace
+
+ProgramLookup FindProgram(const std::string& program, const std::string& path_list) {
+  ProgramLookup lookup;
+  if (program.empty()) {
+    lookup.error = ENOENT;
+    return lookup;
+  }
+  if (program.find('/') != std::string::npos) {
+    lookup.path = program;
+    lookup.error = CheckExecutable(program);
+    return lookup;
+  }
+  lookup.error = ENOENT;
+  size_t begin = 0;
+  while (begin <= path_list.size()) {
+    size_t end = path_list.find(':', begin);
+    if (end == std::string::npos) end = path_list.size();
+    std::string dir = path_list.substr(begin, end - begin);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
+    int error = CheckExecutable(candidate);
+    if (error == 0) return {candidate, 0};
+    if (error == EACCES && lookup.error == ENOENT) {
+      lookup.path = candidate;  // execvp goes on, and reports EACCES if nothing else is found
+      lookup.error = EACCES;
+    }
+    begin = end + 1;
+  }
+  return lookup;
+}
+
+bool IsScript(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  char head[2] = {};
+  ssize_t n = ::read(fd, head, sizeof head);
+  ::close(fd);
+  return n == 2 && head[0] == '#' && head[1] == '!';
+}
 
 ChildResult RunChild(const std::vector<std::string>& argv, const std::vector<std::string>& envp) {
   std::vector<char*> c_argv, c_envp;

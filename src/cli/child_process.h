@@ -9,6 +9,20 @@
 
 namespace cg_inject {
 
+/// Where a program is, as execvp(3) would find it.
+struct ProgramLookup {
+  std::string path;  // the file found (the program itself when it has a '/')
+  int error = 0;     // 0, ENOENT (no such file) or EACCES (found, but not an executable file)
+};
+
+/// Looks `program` up: a name with a '/' is taken as it is; a bare name is searched in the
+/// ':'-separated `path_list` (an empty entry is the current directory), the first executable
+/// regular file winning. EACCES when only non-executable files (or directories) were found.
+ProgramLookup FindProgram(const std::string& program, const std::string& path_list);
+
+/// True when the file at `path` starts with "#!" (a script run by an interpreter).
+bool IsScript(const std::string& path);
+
 /// How a child ended, or why it did not start.
 struct ChildResult {
   pid_t pid = 0;        // 0 when it did not start

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -39,6 +40,61 @@ TEST(ChildProcessTest, AMissingProgramIsASpawnError) {
   EXPECT_EQ(r.spawn_error, ENOENT);
   r = RunChild({"/nonexistent/valgrind"}, {});
   EXPECT_EQ(r.spawn_error, ENOENT);
+}
+
+// A temporary directory with an executable script, a binary-looking file and a file without
+// the execute bit, for FindProgram and IsScript.
+class ProgramDir {
+ public:
+  ProgramDir() {
+    char pattern[] = "/tmp/cg-inject-programs.XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    Write("launcher", "#!/bin/sh\nexec true\n", 0755);
+    Write("binary",
+          "\x7f"
+          "ELF",
+          0755);
+    Write("data", "#!/bin/sh\n", 0644);
+  }
+  ~ProgramDir() {
+    for (const char* name : {"launcher", "binary", "data"}) ::unlink((dir_ + "/" + name).c_str());
+    ::rmdir(dir_.c_str());
+  }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  void Write(const std::string& name, const std::string& text, mode_t mode) {
+    std::string path = dir_ + "/" + name;
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    ::chmod(path.c_str(), mode);
+  }
+  std::string dir_;
+};
+
+TEST(ChildProcessTest, FindProgramSearchesThePathAsExecvpDoes) {
+  ProgramDir d;
+  ProgramLookup found = FindProgram("launcher", "/nonexistent:" + d.dir());
+  EXPECT_EQ(found.error, 0);
+  EXPECT_EQ(found.path, d.dir() + "/launcher");
+  EXPECT_EQ(FindProgram("nope", d.dir()).error, ENOENT);
+  EXPECT_EQ(FindProgram(d.dir() + "/nope", "").error, ENOENT);
+  // Found but not executable: 126 for a shell, unlike "not found".
+  EXPECT_EQ(FindProgram("data", d.dir()).error, EACCES);
+  EXPECT_EQ(FindProgram(d.dir() + "/data", "").error, EACCES);
+  EXPECT_EQ(FindProgram(d.dir(), "").error, EACCES);  // a directory
+  // A later executable wins over an earlier non-executable one; none: EACCES still.
+  EXPECT_EQ(FindProgram("data", d.dir() + ":/nonexistent").error, EACCES);
+  EXPECT_EQ(FindProgram("sh", d.dir() + ":/bin").error, 0);
+}
+
+TEST(ChildProcessTest, ScriptsAreToldApartByTheirFirstTwoBytes) {
+  ProgramDir d;
+  EXPECT_TRUE(IsScript(d.dir() + "/launcher"));
+  EXPECT_FALSE(IsScript(d.dir() + "/binary"));
+  EXPECT_FALSE(IsScript(d.dir() + "/nope"));
 }
 
 TEST(ChildProcessTest, SigtermFromAnotherProcessIsPassedOnAndHandlersRestored) {

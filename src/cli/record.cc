@@ -8,8 +8,14 @@
 // Callgrind writes its profile when the client dies of a signal: Valgrind runs the tool's exit
 // handler before it re-raises the signal (measured with 3.19: `kill -INT` gives a complete
 // callgrind.out.PID and exit status 130), so an interrupted run is still injected.
+// Launcher scripts (`erl`, any `#!` script or shell that ends in `exec RUNTIME`): Valgrind does
+// not follow an exec without --trace-children=yes; the program then runs outside it, and the
+// shell's profile stays empty (Callgrind creates it at start and writes it at exit, which never
+// comes). With --trace-children=yes the exec'd program keeps the pid, so its profile replaces
+// the shell's under the same name: record turns it on for scripts and shells.
 #include "cli/record.h"
 
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -83,6 +89,73 @@ struct ProcessTask {
   CliOptions inject;
   std::string messages;  // RunCgInject's stderr
   ExitCode code = ExitCode::kOk;
+};
+
+/// Helpers that launcher scripts run to find their own directory (and Erlang's runtime helpers):
+/// with --trace-children=yes they run outside Valgrind instead of leaving a profile each (erl
+/// runs basename, dirname and dyn_erl before it execs erlexec, which execs beam.smp; beam.smp
+/// starts erl_child_setup).
+constexpr const char* kUntracedHelpers =
+    "--trace-children-skip=*/basename,*/dirname,*/readlink,*/realpath,*/uname,*/sed,*/expr,"
+    "*/dyn_erl,*/erl_child_setup,*/inet_gethost";
+
+/// Shells and `env`: programs that run the next one, usually by exec.
+bool IsLauncherProgram(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  return name == "sh" || name == "bash" || name == "dash" || name == "env";
+}
+
+/// The value of `name` in `environ` ("NAME=VALUE"); `fallback` when it is not set.
+std::string LookupEnv(const std::vector<std::string>& environ, const std::string& name,
+                      const std::string& fallback) {
+  for (const std::string& e : environ) {
+    if (e.size() > name.size() && e.starts_with(name) && e[name.size()] == '=')
+      return e.substr(name.size() + 1);
+  }
+  return fallback;
+}
+
+/// A directory of record's own holding the runtimes' ini file (PHP), removed when the run is
+/// over: the runtime reads it at startup.
+class IniDirectory {
+ public:
+  /// Creates DIR/cg-inject-ini.XXXXXX with `text` in kIniFileName; path() is empty on failure
+  /// (a message went to `err`).
+  IniDirectory(const std::string& tmp_dir, const std::string& text, std::FILE* err) {
+    if (text.empty()) return;
+    std::string pattern = Join(tmp_dir, "cg-inject-ini.XXXXXX");
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      std::fprintf(err, "cg-inject: cannot create a directory in %s: %s; PHP gets no switch\n",
+                   tmp_dir.c_str(), std::strerror(errno));
+      return;
+    }
+    std::string file = Join(pattern, kIniFileName);
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    bool ok = f != nullptr && std::fputs(text.c_str(), f) >= 0;
+    if (f != nullptr && std::fclose(f) != 0) ok = false;
+    if (!ok) {
+      std::fprintf(err, "cg-inject: cannot write %s: %s; PHP gets no switch\n", file.c_str(),
+                   std::strerror(errno));
+      ::unlink(file.c_str());
+      ::rmdir(pattern.c_str());
+      return;
+    }
+    path_ = pattern;
+  }
+  ~IniDirectory() {
+    if (path_.empty()) return;
+    ::unlink(Join(path_, kIniFileName).c_str());
+    ::rmdir(path_.c_str());
+  }
+  IniDirectory(const IniDirectory&) = delete;
+  IniDirectory& operator=(const IniDirectory&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  static std::string Join(const std::string& dir, const std::string& name) {
+    return (std::filesystem::path(dir) / name).string();
+  }
+  std::string path_;
 };
 
 std::string Join(const std::string& dir, const std::string& name) {
@@ -209,10 +282,17 @@ std::string ExplainMissingSources(const ProcessTask& task, const RecordOptions& 
     text += "cg-inject:   the " + std::string(runtime->runtime) +
             " switch was turned off by --no-runtime-env\n";
   } else {
-    std::string what =
-        runtime->variable.empty()
-            ? std::string(runtime->program_flag) + " was added to its arguments"
-            : std::string(runtime->variable) + "=" + std::string(runtime->value) + " was set";
+    std::string what;
+    if (runtime->variable.empty()) {
+      what = std::string(runtime->program_flag) + " was added to its arguments";
+    } else if (!runtime->ini_text.empty()) {
+      std::string settings(runtime->ini_text);
+      std::replace(settings.begin(), settings.end(), '\n', ' ');
+      while (settings.ends_with(' ')) settings.pop_back();
+      what = std::string(runtime->variable) + " listed an ini file with " + settings;
+    } else {
+      what = std::string(runtime->variable) + "=" + std::string(runtime->value) + " was set";
+    }
     text += "cg-inject:   " + what + "; " + std::string(runtime->runtime) + " writes " +
             std::string(runtime->writes) + "\n";
   }
@@ -330,13 +410,41 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
   const ValgrindChoice valgrind =
       ChooseValgrind(options.valgrind_given ? options.valgrind : "",
                      std::filesystem::read_symlink("/proc/self/exe", self_ec).string());
+  // The program is looked up first, as Valgrind will (PATH of the program's environment), so
+  // that a missing program is told apart from a missing valgrind; the codes are the shell's.
+  ProgramLookup found =
+      FindProgram(options.program[0], LookupEnv(env.environ, "PATH", "/bin:/usr/bin"));
+  if (found.error == ENOENT) {
+    std::fprintf(err, "cg-inject: %s: program not found%s\n", options.program[0].c_str(),
+                 options.program[0].find('/') == std::string::npos ? " in PATH" : "");
+    return int(ExitCode::kNotFound);
+  }
+  if (found.error != 0) {
+    std::fprintf(err, "cg-inject: %s: cannot run the program: not an executable file\n",
+                 found.path.c_str());
+    return int(ExitCode::kCannotRun);
+  }
+  const bool user_trace =
+      std::any_of(options.valgrind_args.begin(), options.valgrind_args.end(),
+                  [](const std::string& a) { return a.starts_with("--trace-children="); });
+  const bool follow = !user_trace && (IsScript(found.path) || IsLauncherProgram(found.path));
+
   std::vector<std::string> argv = {valgrind.program, "--tool=callgrind", "--dump-instr=yes",
                                    "--callgrind-out-file=" + Join(dir, "callgrind.out.%p")};
+  if (options.verbosity == 0) argv.push_back("-q");  // no banner: errors only
+  for (std::string& o : PlanValgrindOptions(options.program[0], options.runtimes))
+    argv.push_back(std::move(o));
+  if (follow) {
+    argv.push_back("--trace-children=yes");
+    argv.push_back(kUntracedHelpers);
+  }
   argv.insert(argv.end(), options.valgrind_args.begin(), options.valgrind_args.end());
   std::vector<std::string> program = PlanProgramArgs(options.program, options.runtimes);
   argv.insert(argv.end(), program.begin(), program.end());
+  IniDirectory ini(env.roots.tmp_dir, PlanIniText(options.runtimes), err);
   std::vector<std::string> changes;
-  std::vector<std::string> envp = PlanRuntimeEnv(env.environ, options.runtimes, &changes);
+  std::vector<std::string> envp =
+      PlanRuntimeEnv(env.environ, options.runtimes, ini.path(), &changes);
   if (!valgrind.valgrind_lib.empty()) {
     std::erase_if(envp, [](const std::string& e) { return e.starts_with("VALGRIND_LIB="); });
     envp.push_back("VALGRIND_LIB=" + valgrind.valgrind_lib);
@@ -367,6 +475,32 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     return not_run ? status : int(ExitCode::kInputError);
   }
 
+  // A process whose every file is empty ended without Callgrind's dump: it exec'd a program
+  // Valgrind did not follow (or SIGKILL ended it). It is no result; the program's own process
+  // is an error, another (a helper's subshell) a note.
+  bool main_exec_away = false;
+  std::erase_if(processes, [&](const RecordedProcess& p) {
+    for (const std::string& f : p.profiles) {
+      struct stat fst;
+      if (::stat(f.c_str(), &fst) != 0 || fst.st_size != 0) return false;
+    }
+    const bool is_main = p.pid == uint64_t(child.pid);
+    if (is_main || options.verbosity > 0) {
+      std::fprintf(err,
+                   "cg-inject: %spid %llu (%s) left an empty profile: it exec'd a program that "
+                   "ran outside Valgrind (or SIGKILL ended it)\n",
+                   is_main ? "" : "note: ", static_cast<unsigned long long>(p.pid),
+                   is_main ? options.program[0].c_str() : "?");
+    }
+    if (is_main) {
+      main_exec_away = true;
+      std::fprintf(err, "cg-inject:   %s\n",
+                   follow ? "the exec'd program is one --trace-children-skip leaves out"
+                          : "give -- --trace-children=yes -- to follow an exec");
+    }
+    return true;
+  });
+
   std::vector<ProcessTask> tasks;
   for (RecordedProcess& p : processes) {
     ProcessTask task;
@@ -377,9 +511,11 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     for (const SourceSpec& s : found) task.files.push_back(s.path);
     for (std::string& f : MoveByproducts(task.process.pid, env.roots, shown_dir, err))
       task.files.push_back(std::move(f));
-    task.program = task.process.pid == uint64_t(child.pid)
+    // The program's own pid runs what it exec'd when children are followed (beam.smp for erl).
+    task.program = task.process.pid == uint64_t(child.pid) && !follow && !user_trace
                        ? options.program[0]
                        : ReadProgramName(task.process.profiles[0]);
+    if (task.program == "?") task.program = options.program[0];
     PlanInjection(options, &task);
     tasks.push_back(std::move(task));
   }
@@ -405,7 +541,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     }
   }
   if (worst != 0) return worst;
-  if (missing_sources) return int(ExitCode::kInputError);
+  if (missing_sources || main_exec_away) return int(ExitCode::kInputError);
   return status;
 }
 

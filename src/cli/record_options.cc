@@ -11,8 +11,8 @@ constexpr std::string_view kHelp =
     R"(Usage: cg-inject record [OPTIONS] [-- VALGRIND OPTIONS --] PROGRAM [ARGS]
 
 Runs PROGRAM under Valgrind's Callgrind with --dump-instr=yes, with the switches that make JIT
-runtimes write perf maps and jitdumps (Node, Java, CPython 3.12+, .NET, MoarVM, Julia, wasmtime),
-then injects every Callgrind file it wrote (one per process, part and thread) with its process's
+runtimes write perf maps and jitdumps (Node, Java, CPython 3.12+, .NET, MoarVM, Julia, wasmtime,
+PHP, Erlang, Mono) and the Valgrind options they need, then injects every Callgrind file it wrote (one per process, part and thread) with its process's
 sources and prints the stats. DIR gets callgrind.out.PID (raw), callgrind.out.PID.jit (named:
 open it with kcachegrind or callgrind_annotate) and the process's perf-PID.map / jit-PID.dump.
 
@@ -26,20 +26,24 @@ Options:
       --no-runtime-env  Set no runtime switch.
       --no-runtime-env=LIST
                         Set none for these runtimes (comma-separated: node,java,python,dotnet,
-                        moarvm,julia,wasmtime).
+                        moarvm,julia,wasmtime,php,erlang,mono).
       --clean           Remove the raw Callgrind files, maps and dumps after injecting.
       --stats=FORMAT    Summary format: text (default) or json; --no-stats for none.
   -j, --jobs N          Inject at most N files at once (default: one per core).
   -v, --verbose         More messages (the command line and environment that were run).
-  -q, --quiet           Errors only (no summary unless --stats is given).
+  -q, --quiet           Errors only (no summary unless --stats is given); Valgrind gets -q.
   -h, --help            Show this help and exit.
 
 Valgrind options go between two `--`: cg-inject record -- --trace-children=yes -- sh run.sh
-(--tool and --callgrind-out-file are set by record and refused there).
+(--tool and --callgrind-out-file are set by record and refused there). A PROGRAM that is a
+script or a shell (sh, bash, dash, env) is run with --trace-children=yes, so that the runtime it
+execs is what Callgrind profiles (unless --trace-children is given there).
 
 Exit status: PROGRAM's own (128+N when a signal N ended it), unless recording or injecting
-failed: 1 no profile written, no symbol source for a process that ran JIT code, or a bad input;
-2 usage error; 3 a consistency check failed; 126 valgrind cannot be run; 127 valgrind not found.
+failed: 1 no profile written, an empty profile (the program exec'd one Valgrind did not follow),
+no symbol source for a process that ran JIT code, or a bad input; 2 usage error; 3 a consistency
+check failed; 126 PROGRAM or valgrind cannot be run; 127 PROGRAM or valgrind not found (the
+message says which).
 )";
 
 constexpr std::string_view kShortUsage =
@@ -137,7 +141,7 @@ ParsedRecordCommandLine ParseRecordCommandLine(const std::vector<std::string_vie
     } else if (arg.starts_with("--no-runtime-env=")) {
       if (std::string bad = AddRuntimeList(arg.substr(17), &o.runtimes); !bad.empty())
         return fail("--no-runtime-env: unknown runtime '" + bad +
-                    "' (node, java, python, dotnet, moarvm, julia, wasmtime)");
+                    "' (node, java, python, dotnet, moarvm, julia, wasmtime, php, erlang, mono)");
     } else if (arg == "--clean") {
       o.clean = true;
     } else if (arg == "--no-stats") {

@@ -50,6 +50,12 @@ TEST(RecordOptionsTest, RuntimeSwitches) {
   EXPECT_TRUE(p.options.clean);
   p = Parse({"--no-runtime-env", "x"});
   EXPECT_FALSE(p.options.runtimes.Enabled("python"));
+  p = Parse({"--no-runtime-env=php,erlang,mono", "x"});
+  ASSERT_EQ(p.error, "");
+  EXPECT_FALSE(p.options.runtimes.Enabled("php"));
+  EXPECT_FALSE(p.options.runtimes.Enabled("erlang"));
+  EXPECT_FALSE(p.options.runtimes.Enabled("mono"));
+  EXPECT_TRUE(p.options.runtimes.Enabled("node"));
 }
 
 TEST(RecordOptionsTest, QuietDropsTheSummaryUnlessAskedFor) {
@@ -70,7 +76,7 @@ TEST(RecordOptionsTest, Errors) {
             "'--callgrind-out-file=x'");
   EXPECT_EQ(Parse({"--no-runtime-env=node,ruby", "x"}).error,
             "--no-runtime-env: unknown runtime 'ruby' (node, java, python, dotnet, moarvm, julia, "
-            "wasmtime)");
+            "wasmtime, php, erlang, mono)");
   EXPECT_EQ(Parse({"-j", "0", "x"}).error, "-j: expected a positive number");
   EXPECT_EQ(Parse({"-o"}).error, "-o: missing value");
   EXPECT_EQ(Parse({"--bogus", "x"}).error, "record: unknown option '--bogus'");

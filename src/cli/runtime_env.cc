@@ -4,32 +4,57 @@
 // "Export perf maps and jit dumps" (1 = both, 2 = jitdump only, 3 = perf map only); MoarVM's
 // docs/jit/ (MVM_JIT_PERF_MAP); Julia's "External Profiling" (ENABLE_JITPROFILING, LLVM's perf
 // listener, which writes under $JITDUMPDIR or $HOME); wasmtime's `--profile=jitdump` (no
-// environment variable exists). LuaJIT has no run-time switch (a build with
-// -DLUAJIT_USE_PERFTOOLS writes /tmp/perf-PID.map on its own), so it has no entry here.
+// environment variable exists); PHP's opcache.jit_debug bits (ext/opcache/jit/zend_jit.h:
+// 0x10 ZEND_JIT_DEBUG_PERF writes /tmp/perf-PID.map, 0x20 ZEND_JIT_DEBUG_PERF_DUMP
+// /tmp/jit-PID.dump; PHP 8.2 writes the map with 0x20 alone too, measured), and PHP's rule that
+// an empty entry in PHP_INI_SCAN_DIR stands for the default directory; Erlang's `erl` manual
+// (+JPperf true: map and dump; it also turns on +JMsingle, one RWX mapping instead of the dual
+// mapping Valgrind cannot run); Mono's `--jitmap` (mono(1)), read from MONO_ENV_OPTIONS too.
+// LuaJIT has no run-time switch (a build with -DLUAJIT_USE_PERFTOOLS writes /tmp/perf-PID.map on
+// its own), so it has no entry here.
 #include "cli/runtime_env.h"
 
 #include <algorithm>
 #include <array>
+#include <sstream>
 
 namespace cg_inject {
 namespace {
 
 // clang-format off
-constexpr std::array<RuntimeSwitch, 7> kSwitches = {{
+constexpr std::array<RuntimeSwitch, 10> kSwitches = {{
     // Both: the jitdump has code bytes and line tables; the map is the fallback when a Node
     // build cannot write the dump.
     {"node", "NODE_OPTIONS", "--perf-prof --perf-basic-prof", true, "", "node nodejs",
-     "./jit-PID.dump (--perf-prof), /tmp/perf-PID.map (--perf-basic-prof)"},
+     "./jit-PID.dump (--perf-prof), /tmp/perf-PID.map (--perf-basic-prof)", "", ""},
+    // HotSpot takes SIGSEGV on purpose (implicit null checks) and resumes from the faulting
+    // instruction's registers; Valgrind's default only keeps them exact at its block ends, and
+    // javac crashed in C1 code without the option (measured with Valgrind 3.19, JDK 17).
     {"java", "JAVA_TOOL_OPTIONS", "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit", true,
-     "", "java", "/tmp/perf-PID.map, at exit"},
-    {"python", "PYTHONPERFSUPPORT", "1", false, "", "python python3", "/tmp/perf-PID.map"},
+     "", "java", "/tmp/perf-PID.map, at exit", "",
+     "--vex-iropt-register-updates=allregs-at-mem-access"},
+    {"python", "PYTHONPERFSUPPORT", "1", false, "", "python python3", "/tmp/perf-PID.map", "", ""},
     {"dotnet", "DOTNET_PerfMapEnabled", "1", false, "", "dotnet",
-     "/tmp/perf-PID.map, /tmp/jit-PID.dump"},
+     "/tmp/perf-PID.map, /tmp/jit-PID.dump", "", ""},
     {"moarvm", "MVM_JIT_PERF_MAP", "1", false, "", "moar raku rakudo perl6",
-     "/tmp/perf-PID.map"},
+     "/tmp/perf-PID.map", "", ""},
     {"julia", "ENABLE_JITPROFILING", "1", false, "", "julia",
-     "$JITDUMPDIR or $HOME: .debug/jit/*/jit-PID.dump"},
-    {"wasmtime", "", "", false, "--profile=jitdump", "wasmtime", "./jit-PID.dump"},
+     "$JITDUMPDIR or $HOME: .debug/jit/*/jit-PID.dump", "", ""},
+    {"wasmtime", "", "", false, "--profile=jitdump", "wasmtime", "./jit-PID.dump", "", ""},
+    // The CLI runs no JIT code unless opcache is on for it; a script changed less than 2 s
+    // before the run is not cached (so not compiled) without file_update_protection=0. Both
+    // debug bits: the jitdump is preferred, the map is the fallback after a signal.
+    {"php", "PHP_INI_SCAN_DIR", "", false, "", "php php8 php-cgi",
+     "/tmp/jit-PID.dump (jit_debug 0x20), /tmp/perf-PID.map (0x10)",
+     "opcache.enable_cli=1\n"
+     "opcache.jit_buffer_size=32M\n"
+     "opcache.jit=tracing\n"
+     "opcache.jit_debug=0x30\n"
+     "opcache.file_update_protection=0\n", ""},
+    {"erlang", "ERL_FLAGS", "+JPperf true", true, "", "erl beam beam.smp erlexec escript",
+     "/tmp/perf-PID.map, /tmp/jit-PID.dump", "", ""},
+    {"mono", "MONO_ENV_OPTIONS", "--jitmap", true, "", "mono mono-sgen", "/tmp/perf-PID.map",
+     "", ""},
 }};
 // clang-format on
 
@@ -77,15 +102,27 @@ bool IsKnownRuntime(std::string_view name) {
 
 std::vector<std::string> PlanRuntimeEnv(const std::vector<std::string>& environ,
                                         const RuntimeSelection& selection,
+                                        const std::string& ini_dir,
                                         std::vector<std::string>* changes) {
   std::vector<std::string> env = environ;
   for (const RuntimeSwitch& s : kSwitches) {
     if (s.variable.empty() || !selection.Enabled(s.runtime)) continue;
+    if (!s.ini_text.empty() && ini_dir.empty()) continue;
     const std::string prefix = std::string(s.variable) + "=";
     auto it = std::find_if(env.begin(), env.end(),
                            [&](const std::string& e) { return e.starts_with(prefix); });
     std::string entry;
-    if (it == env.end()) {
+    if (!s.ini_text.empty()) {
+      // A directory list: ":DIR" keeps the runtime's default directory (the empty entry); a
+      // list of the user's keeps exactly what the user chose, plus DIR.
+      std::string old = it == env.end() ? "" : it->substr(prefix.size());
+      entry = prefix + old + ":" + ini_dir;
+      if (it == env.end()) {
+        env.push_back(entry);
+      } else {
+        *it = entry;
+      }
+    } else if (it == env.end()) {
       entry = prefix + std::string(s.value);
       env.push_back(entry);
     } else if (s.append) {
@@ -99,6 +136,24 @@ std::vector<std::string> PlanRuntimeEnv(const std::vector<std::string>& environ,
     if (changes) changes->push_back(entry);
   }
   return env;
+}
+
+std::string PlanIniText(const RuntimeSelection& selection) {
+  std::string text;
+  for (const RuntimeSwitch& s : kSwitches) {
+    if (!s.ini_text.empty() && selection.Enabled(s.runtime)) text += s.ini_text;
+  }
+  return text;
+}
+
+std::vector<std::string> PlanValgrindOptions(std::string_view program,
+                                             const RuntimeSelection& selection) {
+  std::vector<std::string> options;
+  const RuntimeSwitch* s = LookupRuntimeForProgram(program);
+  if (s == nullptr || !selection.Enabled(s->runtime)) return options;
+  std::istringstream words{std::string(s->valgrind_options)};
+  for (std::string word; words >> word;) options.push_back(word);
+  return options;
 }
 
 std::vector<std::string> PlanProgramArgs(const std::vector<std::string>& program_args,

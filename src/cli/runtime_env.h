@@ -1,7 +1,9 @@
 // The switches that make JIT runtimes describe their code for perf, as `cg-inject record` sets
 // them for the recorded program: environment variables (appended to a value the user already
-// has, for the option-list variables) and, for runtimes that only take a command-line flag, an
-// extra argument. Every entry is documented in man/cg-inject.1 (RUNTIMES).
+// has, for the option-list variables), an extra ini directory for PHP (which has no variable for
+// single settings) and, for runtimes that only take a command-line flag, an extra argument; and
+// the Valgrind options a runtime needs to run under Valgrind at all. Every entry is documented
+// in man/cg-inject.1 (RUNTIMES).
 #pragma once
 
 #include <set>
@@ -21,7 +23,17 @@ struct RuntimeSwitch {
   std::string_view program_flag;  // inserted after the program (and its subcommand), if any
   std::string_view programs;      // program basenames that are this runtime, space-separated
   std::string_view writes;        // where the runtime writes its files (PID = its pid)
+  // Settings written to `kIniFileName` in a directory of record's own; `variable` is then a
+  // ':'-separated directory list (PHP_INI_SCAN_DIR) that gets that directory after the user's
+  // list, or after an empty entry (the runtime's default directory) when the user has none.
+  std::string_view ini_text;
+  // Valgrind options the runtime needs under Valgrind, space-separated; given before the user's
+  // own Valgrind options (so those win) when the program is this runtime.
+  std::string_view valgrind_options;
 };
+
+/// The name of the file `ini_text` goes into.
+inline constexpr const char* kIniFileName = "cg-inject.ini";
 
 /// All runtimes, in the order of the man page.
 std::span<const RuntimeSwitch> RuntimeSwitches();
@@ -44,11 +56,22 @@ struct RuntimeSelection {
 };
 
 /// The environment of the recorded program: `environ` ("NAME=VALUE" strings) with the selected
-/// variables set or appended to. `changes`, if not null, receives the "NAME=VALUE" entries that
-/// differ from `environ`, for messages.
+/// variables set or appended to. `ini_dir` is the directory holding every selected entry's
+/// `ini_text` file; when empty, those entries are left out. `changes`, if not null, receives the
+/// "NAME=VALUE" entries that differ from `environ`, for messages.
 std::vector<std::string> PlanRuntimeEnv(const std::vector<std::string>& environ,
                                         const RuntimeSelection& selection,
+                                        const std::string& ini_dir,
                                         std::vector<std::string>* changes);
+
+/// The text of the `kIniFileName` file record must write for `selection` (every selected entry's
+/// `ini_text`); empty when no selected runtime needs one.
+std::string PlanIniText(const RuntimeSelection& selection);
+
+/// The Valgrind options the program's runtime needs (see `valgrind_options`), one per element;
+/// empty for other programs or when the runtime is not selected.
+std::vector<std::string> PlanValgrindOptions(std::string_view program,
+                                             const RuntimeSelection& selection);
 
 /// The program's argv with the selected command-line switches added (wasmtime:
 /// `--profile=jitdump`, after `run` when that subcommand is given). Other programs unchanged.

@@ -9,19 +9,20 @@ using Env = std::vector<std::string>;
 
 TEST(RuntimeEnvTest, SetsEverySwitchInAnEmptyEnvironment) {
   std::vector<std::string> changes;
-  Env env = PlanRuntimeEnv({"PATH=/bin"}, {}, &changes);
+  Env env = PlanRuntimeEnv({"PATH=/bin"}, {}, "/tmp/ini", &changes);
   EXPECT_EQ(env, (Env{"PATH=/bin", "NODE_OPTIONS=--perf-prof --perf-basic-prof",
                       "JAVA_TOOL_OPTIONS=-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
                       "PYTHONPERFSUPPORT=1", "DOTNET_PerfMapEnabled=1", "MVM_JIT_PERF_MAP=1",
-                      "ENABLE_JITPROFILING=1"}));
-  EXPECT_EQ(changes.size(), 6u);
+                      "ENABLE_JITPROFILING=1", "PHP_INI_SCAN_DIR=:/tmp/ini",
+                      "ERL_FLAGS=+JPperf true", "MONO_ENV_OPTIONS=--jitmap"}));
+  EXPECT_EQ(changes.size(), 9u);
 }
 
 TEST(RuntimeEnvTest, AppendsToOptionListsAndKeepsTheUsersOwnValues) {
   std::vector<std::string> changes;
   Env env = PlanRuntimeEnv(
       {"NODE_OPTIONS=--max-old-space-size=100", "DOTNET_PerfMapEnabled=2", "JAVA_TOOL_OPTIONS="},
-      {}, &changes);
+      {}, "", &changes);
   EXPECT_EQ(env[0], "NODE_OPTIONS=--max-old-space-size=100 --perf-prof --perf-basic-prof");
   EXPECT_EQ(env[1], "DOTNET_PerfMapEnabled=2");  // jitdumps only: the user's choice
   EXPECT_EQ(env[2], "JAVA_TOOL_OPTIONS=-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit");
@@ -29,17 +30,53 @@ TEST(RuntimeEnvTest, AppendsToOptionListsAndKeepsTheUsersOwnValues) {
 }
 
 TEST(RuntimeEnvTest, AlreadyPresentSwitchIsNotAppendedTwice) {
-  Env env = PlanRuntimeEnv({"NODE_OPTIONS=--perf-prof --perf-basic-prof"}, {}, nullptr);
+  Env env = PlanRuntimeEnv({"NODE_OPTIONS=--perf-prof --perf-basic-prof"}, {}, "", nullptr);
   EXPECT_EQ(env[0], "NODE_OPTIONS=--perf-prof --perf-basic-prof");
 }
 
 TEST(RuntimeEnvTest, SwitchesOff) {
   RuntimeSelection none;
   none.all_off = true;
-  EXPECT_EQ(PlanRuntimeEnv({"A=1"}, none, nullptr), Env{"A=1"});
+  EXPECT_EQ(PlanRuntimeEnv({"A=1"}, none, "/tmp/ini", nullptr), Env{"A=1"});
+  EXPECT_EQ(PlanIniText(none), "");
   RuntimeSelection some;
-  some.disabled = {"node", "java", "python", "dotnet", "moarvm"};
-  EXPECT_EQ(PlanRuntimeEnv({}, some, nullptr), Env{"ENABLE_JITPROFILING=1"});
+  some.disabled = {"node", "java", "python", "dotnet", "moarvm", "php", "erlang", "mono"};
+  EXPECT_EQ(PlanRuntimeEnv({}, some, "/tmp/ini", nullptr), Env{"ENABLE_JITPROFILING=1"});
+  EXPECT_EQ(PlanIniText(some), "");
+}
+
+// PHP reads single settings from no variable: record writes an ini file and lists its directory
+// after the default one (the empty entry), or after the user's own list.
+TEST(RuntimeEnvTest, PhpGetsAnIniDirectoryThatKeepsTheDefaultOne) {
+  EXPECT_EQ(PlanIniText({}),
+            "opcache.enable_cli=1\nopcache.jit_buffer_size=32M\nopcache.jit=tracing\n"
+            "opcache.jit_debug=0x30\nopcache.file_update_protection=0\n");
+  EXPECT_EQ(PlanRuntimeEnv({"PHP_INI_SCAN_DIR=/etc/php/mine"}, {}, "/tmp/d", nullptr)[0],
+            "PHP_INI_SCAN_DIR=/etc/php/mine:/tmp/d");
+  Env env = PlanRuntimeEnv({}, {}, "/tmp/d", nullptr);
+  EXPECT_EQ(std::count(env.begin(), env.end(), "PHP_INI_SCAN_DIR=:/tmp/d"), 1);
+  // No directory (it could not be created): no PHP switch, the others stay.
+  env = PlanRuntimeEnv({}, {}, "", nullptr);
+  EXPECT_EQ(std::count_if(env.begin(), env.end(),
+                          [](const std::string& e) { return e.starts_with("PHP_INI_SCAN_DIR="); }),
+            0);
+  EXPECT_EQ(std::count(env.begin(), env.end(), "ERL_FLAGS=+JPperf true"), 1);
+}
+
+TEST(RuntimeEnvTest, ErlangAndMonoOptionListsAreAppendedTo) {
+  Env env = PlanRuntimeEnv({"ERL_FLAGS=+S 1", "MONO_ENV_OPTIONS=--debug"}, {}, "", nullptr);
+  EXPECT_EQ(env[0], "ERL_FLAGS=+S 1 +JPperf true");
+  EXPECT_EQ(env[1], "MONO_ENV_OPTIONS=--debug --jitmap");
+}
+
+TEST(RuntimeEnvTest, ValgrindOptionsFollowTheProgramsRuntime) {
+  EXPECT_EQ(PlanValgrindOptions("/usr/bin/java", {}),
+            Env{"--vex-iropt-register-updates=allregs-at-mem-access"});
+  EXPECT_EQ(PlanValgrindOptions("node", {}), Env{});
+  EXPECT_EQ(PlanValgrindOptions("./prog", {}), Env{});
+  RuntimeSelection off;
+  off.disabled = {"java"};
+  EXPECT_EQ(PlanValgrindOptions("java", off), Env{});
 }
 
 TEST(RuntimeEnvTest, ProgramsAreRecognizedByBasenameAndVersion) {
@@ -48,6 +85,10 @@ TEST(RuntimeEnvTest, ProgramsAreRecognizedByBasenameAndVersion) {
   EXPECT_EQ(LookupRuntimeForProgram("python3.12")->runtime, "python");
   EXPECT_EQ(LookupRuntimeForProgram("java")->runtime, "java");
   EXPECT_EQ(LookupRuntimeForProgram("rakudo")->runtime, "moarvm");
+  EXPECT_EQ(LookupRuntimeForProgram("/usr/bin/php8.2")->runtime, "php");
+  EXPECT_EQ(LookupRuntimeForProgram("erl")->runtime, "erlang");
+  EXPECT_EQ(LookupRuntimeForProgram("/usr/lib/erlang/erts-13.1.5/bin/beam.smp")->runtime, "erlang");
+  EXPECT_EQ(LookupRuntimeForProgram("mono")->runtime, "mono");
   EXPECT_EQ(LookupRuntimeForProgram("./ls"), nullptr);
   EXPECT_EQ(LookupRuntimeForProgram("nodejs-helper"), nullptr);
 }

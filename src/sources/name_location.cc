@@ -5,9 +5,17 @@
 //                                     (interpreted, baseline, maglev, turbofan, ...)
 //   LuaJIT                            TRACE_N::FILE:LINE
 //   MoarVM                            NAME(FILE:LINE)
-//   PHP opcache JIT                   JIT$NAME, JIT$/path/script.php (the main script), JIT$$stub
+//   PHP opcache JIT, function mode    JIT$NAME, JIT$/path/script.php (the main script), JIT$$stub
+//   PHP opcache JIT, tracing mode     TRACE-N$NAME$LINE, NAME as in JIT$ (zend_jit_trace.c names
+//                                     a trace after its first op's function and line; the line
+//                                     is where the trace starts, so it is not kept)
+//   Erlang BEAMJIT (+JPperf)          [$]MODULE:FUNCTION/ARITY[-CodeInfoPrologue], $MODULE::HELPER
+//                                     (perf map names start with '$', the jitdump's do not)
+//   Mono --jitmap                     [(wrapper KIND) ]NAMESPACE.CLASS:METHOD (ARGS), and
+//                                     "(null)" for code Mono gave no name
 //   HotSpot perf-map-agent            LPKG/CLASS;::METHOD (no location; only made readable)
 //   Ruby YJIT / ZJIT                  [[JIT] |zjit::]LABEL@PATH:LINE (yjit iseq_get_location)
+//   any runtime                       "(null)": printf's text for a null name
 // Each row is one function; the first row that accepts a name wins. Names without a convention
 // (Julia `julia_f_12`, .NET signatures, wasmtime Rust paths, V8 builtins) stay as they are.
 #include "sources/name_location.h"
@@ -161,6 +169,101 @@ bool ParsePhp(std::string_view name, NameLocation* out) {
   return true;
 }
 
+// "TRACE-3$fib$4", "TRACE-14$/path/prog.php$40", "TRACE-9$Calc::fib$3": every trace of fib is
+// fib. The number is the line where the trace starts, not fib's: given as the line, it would
+// split fib into one KCachegrind function per trace start (the injector names a definition by
+// its line, output_functions.cc) and put the whole trace, loop body and all, on that one line.
+// So the line is checked and dropped.
+bool ParsePhpTrace(std::string_view name, NameLocation* out) {
+  constexpr std::string_view kPrefix = "TRACE-";
+  if (!name.starts_with(kPrefix)) return false;
+  std::string_view rest = name.substr(kPrefix.size());
+  size_t first = rest.find('$');
+  size_t last = rest.rfind('$');
+  if (first == std::string_view::npos || first == 0 || last == first) return false;
+  for (char c : rest.substr(0, first)) {
+    if (!IsDigit(c)) return false;
+  }
+  std::string_view function = rest.substr(first + 1, last - first - 1);
+  uint32_t line_no = 0;
+  if (function.empty() || !ParseLineNo(rest.substr(last + 1), &line_no)) return false;
+  if (function.find('/') != std::string_view::npos || function.ends_with(".php")) {
+    out->function = "{main}";
+    out->file = function;
+  } else {
+    out->function = std::string(function);
+  }
+  return true;
+}
+
+// Erlang atoms as BEAM prints them unquoted: a lowercase letter, then letters, digits, _ and @.
+bool IsPlainAtom(std::string_view text) {
+  if (text.empty() || text[0] < 'a' || text[0] > 'z') return false;
+  for (char c : text) {
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) || c == '_' || c == '@';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// "$jitprobe:fib/1" (perf map) and "jitprobe:fib/1" (jitdump) are one function; so is
+// "$jitprobe:fib/1-CodeInfoPrologue": the prologue holds the function's entry (BEAM jumps into
+// its last bytes), so its cost and its callers are the function's. "$jitprobe::codeHeader" and
+// the runtime's shared helpers ("$global::times_body_shared") only lose the '$'.
+bool ParseErlang(std::string_view name, NameLocation* out) {
+  const bool dollar = name.starts_with('$');
+  std::string_view rest = dollar ? name.substr(1) : name;
+  constexpr std::string_view kPrologue = "-CodeInfoPrologue";
+  if (rest.ends_with(kPrologue)) rest.remove_suffix(kPrologue.size());
+  size_t colon = rest.find(':');
+  if (colon == std::string_view::npos || !IsPlainAtom(rest.substr(0, colon))) return false;
+  if (rest.substr(colon).starts_with("::")) {
+    std::string_view helper = rest.substr(colon + 2);
+    if (!dollar && helper != "codeHeader" && helper != "codeFooter") return false;
+    if (helper.empty()) return false;
+    out->function = std::string(rest);
+    return true;
+  }
+  size_t slash = rest.rfind('/');
+  if (slash == std::string_view::npos || slash <= colon + 1 || slash + 1 == rest.size())
+    return false;
+  for (char c : rest.substr(slash + 1)) {
+    if (!IsDigit(c)) return false;
+  }
+  out->function = std::string(rest);
+  return true;
+}
+
+// Mono's names are readable as they are ("Probe.Calc:Fib (int)", "(wrapper managed-to-native)
+// System.Buffer:InternalMemcpy (byte*,byte*,int)"); this row only keeps the rows below it (MoarVM
+// reads "NAME(FILE:LINE)") away from them.
+bool ParseMono(std::string_view name, NameLocation* out) {
+  std::string_view rest = name;
+  if (rest.starts_with("(wrapper ")) {
+    size_t close = rest.find(") ");
+    if (close == std::string_view::npos) return false;
+    rest.remove_prefix(close + 2);
+  }
+  size_t open = rest.rfind(" (");
+  if (open == std::string_view::npos || !rest.ends_with(')')) return false;
+  std::string_view method = rest.substr(0, open);
+  size_t colon = method.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == method.size() ||
+      method.find(" (") != std::string_view::npos)
+    return false;
+  out->function = std::string(name);
+  return true;
+}
+
+// glibc prints a null name as "(null)" (Mono writes some trampolines so): a name that says
+// there is none.
+bool ParseNull(std::string_view name, NameLocation* out) {
+  if (name != "(null)") return false;
+  out->function = "(unnamed JIT code)";
+  return true;
+}
+
 bool ParseJavaDescriptor(std::string_view name, NameLocation* out) {
   // "Ljava/lang/String;::hashCode" -> "java.lang.String::hashCode".
   if (name.size() < 4 || name[0] != 'L') return false;
@@ -195,11 +298,15 @@ struct Convention {
   bool (*parse)(std::string_view, NameLocation*);
 };
 
-constexpr std::array<Convention, 7> kConventions = {{
+constexpr std::array<Convention, 11> kConventions = {{
     {"cpython", ParseCpython},
     {"v8", ParseV8},
     {"luajit", ParseLuaJit},
     {"php", ParsePhp},
+    {"php", ParsePhpTrace},
+    {"erlang", ParseErlang},
+    {"mono", ParseMono},
+    {"null", ParseNull},
     {"java", ParseJavaDescriptor},
     {"ruby", ParseRuby},
     {"moarvm", ParseMoarVm},

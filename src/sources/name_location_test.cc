@@ -51,6 +51,42 @@ constexpr Case kCases[] = {
     {"JIT$/app/demo.php", "{main}", "/app/demo.php", 0, "php"},
     {"JIT$Fibonacci", "Fibonacci", "", 0, "php"},
     {"JIT$$interrupt_handler", "JIT$$interrupt_handler", "", 0, ""},
+    // PHP 8.2 opcache, captured from tests/data/php/prog.php (function mode: JIT$, tracing:
+    // TRACE-N$NAME$LINE; LINE is where the trace starts, not the function's line: dropped).
+    {"JIT$/tmp/rt-cap/prog.php", "{main}", "/tmp/rt-cap/prog.php", 0, "php"},
+    {"JIT$Calc::fib", "Calc::fib", "", 0, "php"},
+    {"TRACE-1$/tmp/rt-cap/prog.php$15", "{main}", "/tmp/rt-cap/prog.php", 0, "php"},
+    {"TRACE-2$fib$10", "fib", "", 0, "php"},
+    {"TRACE-4$fib$11", "fib", "", 0, "php"},
+    {"TRACE-7$Calc::fib$5", "Calc::fib", "", 0, "php"},
+    {"jit$$trace_exit_0", "jit$$trace_exit_0", "", 0, ""},
+    {"TRACE-x$fib$10", "TRACE-x$fib$10", "", 0, ""},  // made up: not a trace number
+    {"TRACE-2$fib", "TRACE-2$fib", "", 0, ""},        // made up: no line
+    // Erlang/OTP 25 +JPperf, captured from tests/data/erlang/jitprobe.erl: the perf map's names
+    // start with '$', the jitdump's do not; the prologue is its function.
+    {"$jitprobe:fib/1", "jitprobe:fib/1", "", 0, "erlang"},
+    {"jitprobe:fib/1", "jitprobe:fib/1", "", 0, "erlang"},
+    {"$jitprobe:fib/1-CodeInfoPrologue", "jitprobe:fib/1", "", 0, "erlang"},
+    {"jitprobe:fib/1-CodeInfoPrologue", "jitprobe:fib/1", "", 0, "erlang"},
+    {"$erl_init:'-restart/0-fun-0-'/0-CodeInfoPrologue", "erl_init:'-restart/0-fun-0-'/0", "", 0,
+     "erlang"},
+    {"$jitprobe::codeHeader", "jitprobe::codeHeader", "", 0, "erlang"},
+    {"jitprobe::codeHeader", "jitprobe::codeHeader", "", 0, "erlang"},
+    {"$global::apply_fun_shared", "global::apply_fun_shared", "", 0, "erlang"},
+    {"global::apply_fun_shared", "global::apply_fun_shared", "", 0, ""},
+    // Mono 6.8 --jitmap, captured from tests/data/mono/Prog.cs: kept whole.
+    {"Probe.Calc:Fib (int)", "Probe.Calc:Fib (int)", "", 0, "mono"},
+    {"Probe.Calc:Sum (int[])", "Probe.Calc:Sum (int[])", "", 0, "mono"},
+    {"System.Exception:.ctor (string)", "System.Exception:.ctor (string)", "", 0, "mono"},
+    {"(wrapper managed-to-native) System.Buffer:InternalMemcpy (byte*,byte*,int)",
+     "(wrapper managed-to-native) System.Buffer:InternalMemcpy (byte*,byte*,int)", "", 0, "mono"},
+    {"(wrapper runtime-invoke) <Module>:runtime_invoke_void__this___object "
+     "(object,intptr,intptr,intptr)",
+     "(wrapper runtime-invoke) <Module>:runtime_invoke_void__this___object "
+     "(object,intptr,intptr,intptr)",
+     "", 0, "mono"},
+    {"generic_trampoline_jit", "generic_trampoline_jit", "", 0, ""},
+    {"(null)", "(unnamed JIT code)", "", 0, "null"},
     // HotSpot perf-map-agent descriptors (made up).
     {"Ljava/lang/String;::hashCode", "java.lang.String::hashCode", "", 0, "java"},
     {"Interpreter", "Interpreter", "", 0, ""},
@@ -85,6 +121,18 @@ TEST(NameLocationTest, Table) {
     EXPECT_EQ(location.line_no, c.line_no);
     EXPECT_EQ(location.convention, c.convention);
   }
+}
+
+// Every trace of one function is that function: the traces' start lines must not make them
+// different definitions.
+TEST(NameLocationTest, TracesOfOneFunctionAreOneDefinition) {
+  NameLocation a = ParseNameLocation("TRACE-2$fib$10");
+  NameLocation b = ParseNameLocation("TRACE-4$fib$11");
+  NameLocation f = ParseNameLocation("JIT$fib");
+  EXPECT_EQ(a.function, b.function);
+  EXPECT_EQ(a.line_no, b.line_no);
+  EXPECT_EQ(a.line_no, f.line_no);
+  EXPECT_EQ(a.file, b.file);
 }
 
 TEST(NameLocationTest, FileViewPointsIntoName) {

@@ -4,7 +4,11 @@
 # --callgrind-out-file says, with its own pid for %p, puts the capture's perf map and jitdump where
 # a runtime would (/tmp/perf-PID.map, ./jit-PID.dump), and exits with $FAKE_EXIT. Checked: the
 # command line and environment given to valgrind, the files moved beside the profile, the exit
-# status, --clean, the messages for a missing map and for a program without JIT code, signals.
+# status, --clean, the messages for a missing map and for a program without JIT code, signals;
+# the runtimes' switches and Valgrind options, launcher scripts followed with --trace-children,
+# the empty profile of a process that exec'd away, a missing or non-executable PROGRAM, -q.
+# record looks PROGRAM up before it starts Valgrind: the programs named here are copies of
+# /bin/true (ELF files, so not launcher scripts) in $scratch/bin, first in PATH.
 source "$(dirname "$0")/lib.sh"
 data=$SOURCE_ROOT/tests/data/x86_64/instr
 fake=$scratch/fake-valgrind
@@ -15,12 +19,16 @@ for a; do case $a in --callgrind-out-file=*) out=${a#*=} ;; esac; done
 out=${out/\%p/$$}
 printf '%s\n' "$@" >"$FAKE_DIR/args"
 env >"$FAKE_DIR/env"
+# The ini file record lists in PHP_INI_SCAN_DIR exists while the program runs.
+ini=${PHP_INI_SCAN_DIR##*:}
+[ -n "$ini" ] && cat "$ini/cg-inject.ini" >"$FAKE_DIR/ini" 2>/dev/null
 case $FAKE_MODE in
   jit) zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out"
     cp "$FAKE_DATA/perf-24022.map" "/tmp/perf-$$.map"
     cp "$FAKE_DATA/jit-24022.dump" "jit-$$.dump" ;;
   nomap) zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out" ;;
   twin) zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out" ;;
+  execd) : >"$out" ;;  # what Callgrind leaves for a shell that exec'd outside Valgrind
   term) trap 'zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out"; exit 143' TERM
     touch "$FAKE_DIR/ready"
     sleep 60 & wait ;;
@@ -29,9 +37,14 @@ exit "${FAKE_EXIT:-0}"
 FAKE
 chmod +x "$fake"
 export FAKE_DIR=$scratch FAKE_DATA=$data
+mkdir -p "$scratch/bin"
+for p in node java php erl mono; do cp /bin/true "$scratch/bin/$p"; done
+export PATH=$scratch/bin:$PATH
 work=$scratch/work
 mkdir -p "$work"
 cd "$work"
+cp /bin/true twin
+cp /bin/true x
 record() { expect_exit "$1" "$CG_INJECT" record --valgrind "$fake" "${@:2}"; }
 pid_of() { ls "$1" | sed -n 's/^callgrind\.out\.\([0-9]*\)$/\1/p'; }
 
@@ -49,6 +62,14 @@ FAKE_MODE=jit FAKE_EXIT=5 record 5 -o out -- --separate-threads=no -- node app.j
     fail "valgrind arguments: $(tr '\n' ' ' <"$scratch/args")"
   grep -qx 'NODE_OPTIONS=--perf-prof --perf-basic-prof' "$scratch/env" || fail "NODE_OPTIONS"
   grep -qx 'PYTHONPERFSUPPORT=1' "$scratch/env" || fail "PYTHONPERFSUPPORT"
+  grep -qx 'ERL_FLAGS=+JPperf true' "$scratch/env" || fail "ERL_FLAGS"
+  grep -qx 'MONO_ENV_OPTIONS=--jitmap' "$scratch/env" || fail "MONO_ENV_OPTIONS"
+  # PHP: an ini directory of record's own after the default one (the empty entry), gone after.
+  ini_dir=$(sed -n 's/^PHP_INI_SCAN_DIR=://p' "$scratch/env")
+  [[ $ini_dir == /tmp/cg-inject-ini.* ]] || fail "PHP_INI_SCAN_DIR: $(grep PHP_INI "$scratch/env")"
+  [[ ! -e $ini_dir ]] || fail "the ini directory $ini_dir was left behind"
+  grep -qx 'opcache.jit_debug=0x30' "$scratch/ini" && grep -qx 'opcache.enable_cli=1' \
+    "$scratch/ini" || fail "the PHP ini file: $(cat "$scratch/ini")"
   grep -q "^cg-inject: using jitdump out/jit-$pid.dump" "$scratch/err" ||
     fail "not injected with the jitdump: $(cat "$scratch/err")"
   grep -q "^cg-inject: Ir in unnamed JIT code: 1.70% before, 0.02% after" "$scratch/err" ||
@@ -62,8 +83,10 @@ FAKE_MODE=jit FAKE_EXIT=5 record 5 -o out -- --separate-threads=no -- node app.j
   [[ -s out/callgrind.out.$pid.jit.jit-$pid.dump.elf ]] || fail "no ELF image beside the result"
 }
 
-# --clean keeps only the result and its ELF images; -q prints nothing but errors.
+# --clean keeps only the result and its ELF images; -q prints nothing but errors, and Valgrind
+# gets -q (no banner).
 FAKE_MODE=jit record 0 -q --clean -o clean -- node app.js && {
+  grep -qx -- '-q' "$scratch/args" || fail "-q not passed to valgrind: $(tr '\n' ' ' <"$scratch/args")"
   left=$(ls clean | grep -v '^callgrind\.out\.[0-9]*\.jit\.jit-[0-9]*\.dump\(\.[0-9]*\)\?\.elf$')
   [[ $left == callgrind.out.*.jit ]] || fail "--clean left: $left"
   [[ ! -s $scratch/err ]] || fail "-q printed: $(cat "$scratch/err")"
@@ -88,10 +111,68 @@ FAKE_MODE=nomap record 1 -o off --no-runtime-env=node -- node app.js && {
 }
 
 # No JIT code at all: a note, the profile unchanged, the program's status.
-FAKE_MODE=twin FAKE_EXIT=0 record 0 -o twin -- ./twin && {
+FAKE_MODE=twin FAKE_EXIT=0 record 0 -o twin-out -- ./twin && {
   grep -q "^cg-inject: note: pid [0-9]* (./twin) ran no JIT code" "$scratch/err" ||
     fail "no note for a program without JIT code: $(cat "$scratch/err")"
 }
+
+# Each runtime's switch is turned off by name; --no-runtime-env=php writes no ini directory.
+FAKE_MODE=twin record 0 -o php-off --no-runtime-env=php,erlang,mono -- php a.php && {
+  ! grep -q '^PHP_INI_SCAN_DIR=\|^ERL_FLAGS=\|^MONO_ENV_OPTIONS=' "$scratch/env" ||
+    fail "switched-off runtimes still set: $(grep 'PHP_INI\|ERL_FL\|MONO_ENV' "$scratch/env")"
+}
+
+# A runtime's Valgrind options come before the user's (which win): HotSpot's SIGSEGVs.
+FAKE_MODE=twin record 0 -o java -- --smc-check=all -- java -cp . Work && {
+  expected="--tool=callgrind --dump-instr=yes --callgrind-out-file=$work/java/callgrind.out.%p"
+  expected+=" --vex-iropt-register-updates=allregs-at-mem-access --smc-check=all java -cp . Work"
+  [[ $(tr '\n' ' ' <"$scratch/args") == "$expected " ]] ||
+    fail "java's valgrind arguments: $(tr '\n' ' ' <"$scratch/args")"
+}
+
+# A launcher script (erl is one) is followed into what it execs; a shell too; not when the user
+# gives --trace-children.
+printf '#!/bin/sh\nexec node "$@"\n' >launch.sh
+chmod +x launch.sh
+FAKE_MODE=twin record 0 -o launch -- ./launch.sh app.js && {
+  grep -qx -- '--trace-children=yes' "$scratch/args" || fail "script not followed"
+  grep -q -- '^--trace-children-skip=.*\*/dirname' "$scratch/args" ||
+    fail "no --trace-children-skip for the script's helpers"
+}
+FAKE_MODE=twin record 0 -o launch-sh -- sh -c 'exec node app.js' && {
+  grep -qx -- '--trace-children=yes' "$scratch/args" || fail "sh not followed"
+}
+FAKE_MODE=twin record 0 -o launch-no -- --trace-children=no -- ./launch.sh app.js && {
+  [[ $(grep -c -- '--trace-children' "$scratch/args") == 1 ]] ||
+    fail "the user's --trace-children=no got company: $(tr '\n' ' ' <"$scratch/args")"
+}
+FAKE_MODE=twin record 0 -o plain -- ./x && {
+  ! grep -q -- '--trace-children' "$scratch/args" || fail "an ELF program was followed"
+}
+
+# A shell that exec'd outside Valgrind leaves an empty profile: an error that says so, and how
+# to follow it, not an injected empty file.
+FAKE_MODE=execd record 1 -o execd -- --trace-children=no -- ./launch.sh && {
+  grep -q "^cg-inject: pid [0-9]* (./launch.sh) left an empty profile: it exec'd a program that ran outside Valgrind" "$scratch/err" ||
+    fail "exec'd-away message: $(cat "$scratch/err")"
+  grep -q "give -- --trace-children=yes -- to follow an exec" "$scratch/err" ||
+    fail "no hint to follow the exec: $(cat "$scratch/err")"
+  ! ls execd/*.jit >/dev/null 2>&1 || fail "an empty profile was injected: $(ls execd)"
+}
+
+# PROGRAM missing or not executable: the shell's 127 and 126, said by record, Valgrind not run.
+rm -f "$scratch/args"
+expect_exit 127 "$CG_INJECT" record --valgrind "$fake" -- ./no-such-program &&
+  { grep -q "^cg-inject: ./no-such-program: program not found$" "$scratch/err" ||
+    fail "missing program: $(cat "$scratch/err")"; }
+expect_exit 127 "$CG_INJECT" record --valgrind "$fake" -- no-such-program-in-path &&
+  { grep -q "^cg-inject: no-such-program-in-path: program not found in PATH$" "$scratch/err" ||
+    fail "missing program in PATH: $(cat "$scratch/err")"; }
+touch not-executable
+expect_exit 126 "$CG_INJECT" record --valgrind "$fake" -- ./not-executable &&
+  { grep -q "^cg-inject: ./not-executable: cannot run the program: not an executable file$" \
+    "$scratch/err" || fail "non-executable program: $(cat "$scratch/err")"; }
+[[ ! -e $scratch/args ]] || fail "valgrind was started for a program that cannot run"
 
 # Nothing written, valgrind missing, usage.
 FAKE_MODE=none FAKE_EXIT=0 record 1 -o none -- ./x &&

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The stored PHP, Erlang and Mono captures (tests/data/{php,erlang,mono}: their programs under
+# Valgrind 3.19 with the switches `cg-inject record` sets; CMDLINE.txt in each says how). After
+# injection: the totals are unchanged, the cost in unnamed JIT code that the map or dump covers
+# is gone (no unnamed block inside a map entry above 0.1% of the total), and the program's
+# functions are named, with the script where PHP's names carry it. Checked with callgrind_annotate, as a user would read it.
+source "$(dirname "$0")/lib.sh"
+data=$SOURCE_ROOT/tests/data
+
+totals() { callgrind_annotate "$1" 2>/dev/null | grep 'PROGRAM TOTALS'; }
+
+# check NAME INPUT MAP SOURCE-ARGS... -- PATTERNS...: inject with SOURCE-ARGS, compare totals,
+# check that no unnamed block inside one of MAP's entries keeps more than 0.1% of the total (code
+# no map or dump describes, such as Mono's low trampolines, may stay unnamed), grep PATTERNS in
+# callgrind_annotate's function lines.
+check() {
+  local name=$1 input=$2 map=$3
+  shift 3
+  local sources=()
+  while [[ $1 != -- ]]; do sources+=("$1"); shift; done
+  shift
+  local out=$scratch/$name.out
+  zstd -q -d -c "$input" >"$scratch/$name.raw"
+  expect_exit 0 "$CG_INJECT" --no-discover -i "$scratch/$name.raw" "${sources[@]}" -o "$out" \
+    --stats=json || return 0
+  [[ "$(totals "$scratch/$name.raw")" == "$(totals "$out")" ]] || fail "$name: PROGRAM TOTALS differ"
+  callgrind_annotate --inclusive=yes --threshold=100 "$out" 2>/dev/null >"$scratch/$name.ann"
+  callgrind_annotate --threshold=100 "$out" 2>/dev/null >"$scratch/$name.self"
+  python3 - "$name" "$scratch/err" "$map" "$scratch/$name.self" <<'PY' || fail "$name: coverage"
+import bisect, json, re, sys
+name, err, map_path, self_path = sys.argv[1:5]
+stats = json.loads(open(err).read().strip().splitlines()[-1])
+before, after, total = (stats["unnamed_jit_cost_before"], stats["unnamed_jit_cost_after"],
+                        stats["total_cost"])
+print(f"{name}: unnamed JIT cost {before} -> {after} of {total} Ir, "
+      f"{stats['functions_resolved']} functions named")
+assert before > 0.001 * total, "the capture should spend >0.1% in JIT code"
+assert after < before, f"{after} of {before} still unnamed"
+entries = sorted((int(l.split()[0], 16), int(l.split()[1], 16)) for l in open(map_path) if l.strip())
+starts = [e[0] for e in entries]
+for line in open(self_path):
+    m = re.match(r"\s*([0-9,]+) .*\?\?\?:0x([0-9a-f]+) \[\?\?\?\]", line)
+    if not m:
+        continue
+    cost, addr = int(m.group(1).replace(",", "")), int(m.group(2), 16)
+    i = bisect.bisect_right(starts, addr) - 1
+    covered = i >= 0 and addr < entries[i][0] + entries[i][1]
+    assert not (covered and cost > 0.001 * total), f"0x{addr:x} ({cost} Ir) is in the map, unnamed"
+PY
+  local p
+  for p in "$@"; do
+    grep -qE -- "$p" "$scratch/$name.ann" || fail "$name: no function line matches '$p'"
+  done
+}
+
+# PHP tracing: traces are named after their function; the script's top-level code is {main} in
+# prog.php.
+php=$data/php
+check php-tracing "$php/tracing/callgrind.out.zst" "$php"/tracing/perf-*.map \
+  --jitdump "$php"/tracing/jit-*.dump.zst -- \
+  '[ /]prog\.php:\{main\} \[' ' \?\?\?:fib \[' ' \?\?\?:Calc::fib \['
+grep -qE 'TRACE-[0-9]' "$scratch/php-tracing.ann" && fail "php-tracing: a raw TRACE- name is left"
+# Every trace of fib is one function: no fib:LINE split by the traces' start lines (6 traces).
+grep -qE ':fib:[0-9]+ \[' "$scratch/php-tracing.ann" && fail "php-tracing: fib split by trace lines"
+# The map names the same code as the dump.
+check php-tracing-map "$php/tracing/callgrind.out.zst" "$php"/tracing/perf-*.map \
+  --perf-map "$php"/tracing/perf-*.map -- \
+  '[ /]prog\.php:\{main\} \[' ' \?\?\?:fib \[' ' \?\?\?:Calc::fib \['
+check php-function "$php/function/callgrind.out.zst" "$php"/function/perf-*.map \
+  --jitdump "$php"/function/jit-*.dump.zst -- \
+  '[ /]prog\.php:\{main\} \[' ' \?\?\?:fib \[' ' \?\?\?:Calc::fib \['
+
+# Erlang: module:function/arity without the map's '$'; the prologue holding a function's entry
+# is that function, so nothing is named -CodeInfoPrologue.
+erl=$data/erlang
+check erlang "$erl/callgrind.out.zst" "$erl"/perf-*.map --perf-map "$erl"/perf-*.map -- \
+  ':jitprobe:fib/1 \[' ':jitprobe:sum/2 \[' ':jitprobe:main/0 \['
+grep -qE 'CodeInfoPrologue|\$jitprobe' "$scratch/erlang.ann" &&
+  fail "erlang: a prologue or a '\$' name is a function of its own"
+
+# Mono: the names as Mono writes them.
+mono=$data/mono
+check mono "$mono/callgrind.out.zst" "$mono"/perf-*.map --perf-map "$mono"/perf-*.map -- \
+  ':Probe\.Calc:Fib \(int\) \[' ':Probe\.Calc:Sum \(int\[\]\) \[' ':Probe\.Program:Main \(\) \['
+finish
