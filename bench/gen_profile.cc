@@ -1,12 +1,13 @@
 // Writes a benchmark profile and its JIT symbol sources (bench/profile_generator.h) to a directory:
 //
-//   gen_profile SIZE_MB DIR [SEED [FUNCTIONS]]
+//   gen_profile SIZE_MB DIR [SEED [FUNCTIONS [OBJECT...]]]
 //
 // creates DIR/callgrind.out.4242 (about SIZE_MB megabytes of 10^6 bytes), DIR/perf-4242.map and
 // DIR/jit-4242.dump, and prints what it wrote. The same arguments give the same bytes. FUNCTIONS
 // (default 60,000) is how many distinct functions the profile draws from; 45% of them are JIT
 // code, each with one perf-map line and one CODE_LOAD (bench/wide.sh asks for 2,222,223 to get
-// a jitdump of 1,000,000 CODE_LOADs).
+// a jitdump of 1,000,000 CODE_LOADs). OBJECTs, when given, are the `ob=` names of the ordinary
+// code (real files such as /usr/bin/node, so that cg-inject reads them) instead of 40 made-up ones.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -27,14 +28,15 @@ void WriteFile(const std::string& path, const std::string& bytes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3 || argc > 5) {
-    std::fprintf(stderr, "usage: gen_profile SIZE_MB DIR [SEED [FUNCTIONS]]\n");
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: gen_profile SIZE_MB DIR [SEED [FUNCTIONS [OBJECT...]]]\n");
     return 2;
   }
   cg_inject::bench::GeneratorOptions options;
   options.target_bytes = std::strtoull(argv[1], nullptr, 10) * 1000000;
   if (argc >= 4) options.seed = std::strtoull(argv[3], nullptr, 10);
   if (argc >= 5) options.functions = std::strtoll(argv[4], nullptr, 10);
+  for (int i = 5; i < argc; ++i) options.objects.push_back(argv[i]);
   if (options.functions <= 0) {
     std::fprintf(stderr, "gen_profile: FUNCTIONS must be positive\n");
     return 2;

@@ -70,8 +70,9 @@ class ProfileWriter {
         jit_(jit),
         out_(out),
         rng_(options.seed * 0x9E3779B97F4A7C15ull + 7),
+        objects_(options.objects.empty() ? kObjects : int(options.objects.size())),
         fn_seen_(size_t(options.functions), false),
-        ob_seen_(kObjects + 1, false),
+        ob_seen_(size_t(objects_) + 1, false),
         fl_seen_(kFiles + 1, false) {}
 
   uint64_t Run() {
@@ -96,7 +97,7 @@ class ProfileWriter {
  private:
   bool IsJit(int64_t fn) const { return fn < int64_t(jit_.size()); }
   // Object and file ids: 0 is `???` (JIT code), 1.. the ordinary ones.
-  int ObjectOf(int64_t fn) const { return IsJit(fn) ? 0 : 1 + int(fn % kObjects); }
+  int ObjectOf(int64_t fn) const { return IsJit(fn) ? 0 : 1 + int(fn % objects_); }
   int FileOf(int64_t fn) const { return IsJit(fn) ? 0 : 1 + int(fn % kFiles); }
   uint64_t EntryOf(int64_t fn) const {
     return IsJit(fn) ? jit_[size_t(fn)].start : 0x400000 + uint64_t(fn) * 0x140;
@@ -129,7 +130,13 @@ class ProfileWriter {
   }
   void ObjectLine(const char* tag, int ob) { NameLine(tag, &ob_seen_, size_t(ob), Object(ob)); }
   void FileLine(const char* tag, int fl) { NameLine(tag, &fl_seen_, size_t(fl), File(fl)); }
-  static std::string Object(int ob) { return ob == 0 ? "???" : ObjectName(ob - 1); }
+  std::string Object(int ob) const {
+    if (ob == 0) return "???";
+    // Real files on the machine, when asked, so that cg-inject pays for reading them.
+    if (!options_.objects.empty())
+      return options_.objects[size_t(ob - 1) % options_.objects.size()];
+    return ObjectName(ob - 1);
+  }
   static std::string File(int fl) { return fl == 0 ? "???" : FileName(fl - 1); }
 
   // One position line's position part, relative to the previous position where Callgrind would.
@@ -229,6 +236,7 @@ class ProfileWriter {
   const std::vector<JitFunction>& jit_;
   ByteSink* out_;
   std::mt19937_64 rng_;
+  int objects_;  // how many ordinary objects: kObjects, or options.objects' count
   std::vector<bool> fn_seen_, ob_seen_, fl_seen_;
   int ob_ = -1, fl_ = -1;  // current ob=/fl= ids
   uint64_t last_addr_ = 0, last_line_ = 0;

@@ -27,6 +27,10 @@ struct GeneratorOptions {
   int64_t functions = 60000;                    // distinct functions in the profile
   double jit_share = 0.45;                      // of `functions`: 27,000 JIT functions by default
   uint32_t pid = 4242;
+  /// The `ob=` names of ordinary code, each function in one of them; empty: 40 made-up
+  /// libraries (/usr/lib/x86_64-linux-gnu/libbenchN.so.1) that no machine has. bench/run.sh names
+  /// real files here (/usr/bin/node, libc...) to measure what reading real objects costs.
+  std::vector<std::string> objects;
 };
 
 /// One JIT function: [start, start + code.size()) with x86-64 code whose instructions start at

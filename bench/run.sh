@@ -9,7 +9,10 @@
 # each step $RUNS times (default 3) and prints the median wall time, MB/s of the uncompressed
 # profile, CPU time (user + sys) and peak RSS (/usr/bin/time -v). Every step writes its output to
 # a file in $BENCH_DIR, so all pay the same write cost. callgrind_annotate (Perl, about 1 MB/s)
-# runs on a profile of SIZE_MB/10 from the same generator.
+# runs on a profile of SIZE_MB/10 from the same generator. A second table times real captures
+# from tests/data/ (Node, MoarVM, the test JIT), with and without their sources, and a generated
+# profile of SIZE_MB whose objects are real files of this machine (/usr/bin/node, libc...): the
+# cost of reading the ELF objects a profile names. vs cat there compares with cat of the 100 MB.
 set -euo pipefail
 
 size_mb=${1:-100}
@@ -103,5 +106,54 @@ measure "cg-inject --perf-map, .zst in and out" "$bytes" \
   "$cg_inject" -q --no-discover -i "$in.zst" --perf-map "$map" -o "$out.zst"
 measure "callgrind_annotate ($small_mb MB profile)" "$small_bytes" \
   callgrind_annotate "$small/callgrind.out.4242"
+
+# Real captures (tests/data/) and a generated profile whose objects are real files: these read the
+# ELF objects the profile names (/usr/bin/node, libc...), which the rows above never do.
+data=$repo/tests/data
+real=$work/real
+mkdir -p "$real"
+# unzst SRC DEST: decompresses once.
+unzst() { [[ -s $2 ]] || zstd -q -d -f "$1" -o "$2"; }
+real_objects=()
+for o in /usr/bin/node /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libstdc++.so.6 \
+  /usr/lib/x86_64-linux-gnu/libm.so.6 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1; do
+  [[ -r $o ]] && real_objects+=("$o")
+done
+# real_pair NAME PROFILE SOURCE_OPTION SOURCE: one row without sources, one with.
+real_pair() {
+  local name=$1 profile=$2 option=$3 source=$4 b
+  b=$(stat -c %s "$profile")
+  measure "$name, no sources" "$b" "$cg_inject" -q --no-discover -i "$profile" -o -
+  measure "$name, $option" "$b" "$cg_inject" -q --no-discover -i "$profile" "$option" "$source" -o -
+}
+echo
+echo "Real objects: the rows below read the ELF files their profiles name (${real_objects[*]:-none found})."
+echo
+echo "| step | MB | seconds | MB/s | CPU s | peak RSS MB | vs cat |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+if ((${#real_objects[@]})); then
+  gdir=$work/$size_mb-s$seed-real
+  if [[ ! -s $gdir/callgrind.out.4242 ]]; then
+    mkdir -p "$gdir"
+    "$build/bench/gen_profile" "$size_mb" "$gdir" "$seed" 60000 "${real_objects[@]}" >&2
+  fi
+  real_pair "generated, objects real files" "$gdir/callgrind.out.4242" --perf-map "$gdir/perf-4242.map"
+fi
+if command -v node >/dev/null && [[ -d $data/node ]]; then
+  unzst "$data/node/basic/callgrind.out.zst" "$real/node-basic.cg"
+  real_pair "Node 20 capture" "$real/node-basic.cg" --perf-map "$data/node/basic/perf-6390.map"
+  unzst "$data/node/prof/callgrind.out.zst" "$real/node-prof.cg"
+  unzst "$data/node/prof/jit-6765.dump.zst" "$real/jit-6765.dump"
+  real_pair "Node 20 capture (--perf-prof)" "$real/node-prof.cg" --jitdump "$real/jit-6765.dump"
+fi
+if [[ -d $data/moar ]]; then
+  unzst "$data/moar/callgrind.out.zst" "$real/moar.cg"
+  # The map's moar-jit.PID directory sits beside it in tests/data/moar: code files are paired.
+  real_pair "MoarVM capture" "$real/moar.cg" --perf-map "$data/moar/perf-25521.map"
+fi
+if [[ -d $data/x86_64/plain ]]; then
+  unzst "$data/x86_64/plain/callgrind.out.zst" "$real/testjit.cg"
+  real_pair "test JIT capture" "$real/testjit.cg" --jitdump "$data/x86_64/plain/jit-23987.dump"
+fi
 echo
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at end"

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,7 +42,8 @@ struct LoadSegment {
 };
 
 /// One ELF object: its loaded extent and its function symbols, queryable by address and name.
-/// Immutable once built; movable, not copyable (the name index points into its own strings).
+/// Immutable once built (the name index is made on the first lookup by name, thread-safely);
+/// movable, not copyable (the name index points into its own strings).
 class ObjectImage {
  public:
   /// Builds an image from parts. `symbols` may hold several entries at one address (aliases such
@@ -102,8 +104,11 @@ class ObjectImage {
   std::vector<std::string> alias_names_;  // grouped by owner, in symbols_ order
   std::vector<uint32_t> alias_begin_;     // symbols_[i]'s aliases: [alias_begin_[i], [i + 1])
   // (name, index into symbols_), sorted by name then address; views into symbols_[i].name or
-  // alias_names_, whose bytes stay put when the vectors are moved.
-  std::vector<std::pair<std::string_view, uint32_t>> by_name_;
+  // alias_names_, whose bytes stay put when the vectors are moved. Built by the first lookup by
+  // name (ByName), once even when several threads ask.
+  const std::vector<std::pair<std::string_view, uint32_t>>& ByName() const;
+  mutable std::unique_ptr<std::once_flag> by_name_once_ = std::make_unique<std::once_flag>();
+  mutable std::vector<std::pair<std::string_view, uint32_t>> by_name_;
 };
 
 struct ObjectCatalogOptions {

@@ -14,8 +14,8 @@
 // table that ends past the file, a string table without its final NUL, ...) .
 //
 // Every offset and count comes from a hostile file: each is checked against the mapped size with
-// overflow-safe arithmetic before a byte is read, and fields are assembled byte by byte (never a
-// struct cast). The one thing a map cannot guard is the file shrinking while it is read (SIGBUS);
+// overflow-safe arithmetic before a byte is read, and fields are memcpy'd into integers (never
+// a struct cast). The one thing a map cannot guard is the file shrinking while it is read (SIGBUS);
 // objects are read once, at startup of their first use, like every other mmap-based ELF tool.
 #include "elf/elf_reader.h"
 
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -102,9 +103,14 @@ class Fields {
   bool Fits(uint64_t offset, uint64_t length) const {
     return offset <= bytes_.size() && length <= bytes_.size() - offset;
   }
+  // A field of `length` 1, 2, 4 or 8 bytes, memcpy'd and put in host order.
   uint64_t Read(uint64_t offset, uint64_t length) const {
     uint64_t v = 0;
-    for (uint64_t i = length; i-- > 0;) v = (v << 8) | static_cast<uint8_t>(bytes_[offset + i]);
+    if constexpr (std::endian::native == std::endian::little) {
+      memcpy(&v, bytes_.data() + offset, length);
+    } else {
+      for (uint64_t i = length; i-- > 0;) v = (v << 8) | static_cast<uint8_t>(bytes_[offset + i]);
+    }
     return v;
   }
   std::string_view Slice(uint64_t offset, uint64_t length) const {

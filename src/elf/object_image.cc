@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
 #include <numeric>
 
 namespace cg_inject {
@@ -39,8 +40,11 @@ ObjectImage::ObjectImage(std::string path, bool is_pie, std::vector<LoadSegment>
   // Group by address, keeping the caller's preference order within one address.
   std::vector<uint32_t> order(symbols.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return symbols[a].addr < symbols[b].addr; });
+  auto by_addr = [&](uint32_t a, uint32_t b) { return symbols[a].addr < symbols[b].addr; };
+  // The ELF reader gives them sorted already.
+  if (!std::is_sorted(order.begin(), order.end(), by_addr)) {
+    std::stable_sort(order.begin(), order.end(), by_addr);
+  }
 
   std::vector<size_t> kept;  // aliases kept for one address; reused across groups
   for (size_t begin = 0; begin < order.size();) {
@@ -76,16 +80,23 @@ ObjectImage::ObjectImage(std::string path, bool is_pie, std::vector<LoadSegment>
     max_end = std::max(max_end, SymbolEnd(s));
     max_end_.push_back(max_end);
   }
+}
 
-  // Views are taken only now that symbols_ and alias_names_ no longer grow.
-  by_name_.reserve(symbols_.size() + alias_names_.size());
-  for (uint32_t i = 0; i < symbols_.size(); ++i) {
-    by_name_.emplace_back(symbols_[i].name, i);
-    for (uint32_t a = alias_begin_[i]; a < alias_begin_[i + 1]; ++a) {
-      by_name_.emplace_back(alias_names_[a], i);
+const std::vector<std::pair<std::string_view, uint32_t>>& ObjectImage::ByName() const {
+  // Built on the first lookup by name: the injector only asks by address, and sorting the names
+  // of /usr/bin/node's 110k functions was a third of the cost of reading it (issue 24).
+  std::call_once(*by_name_once_, [this] {
+    // Views into symbols_ and alias_names_, which no longer grow.
+    by_name_.reserve(symbols_.size() + alias_names_.size());
+    for (uint32_t i = 0; i < symbols_.size(); ++i) {
+      by_name_.emplace_back(symbols_[i].name, i);
+      for (uint32_t a = alias_begin_[i]; a < alias_begin_[i + 1]; ++a) {
+        by_name_.emplace_back(alias_names_[a], i);
+      }
     }
-  }
-  std::sort(by_name_.begin(), by_name_.end());
+    std::sort(by_name_.begin(), by_name_.end());
+  });
+  return by_name_;
 }
 
 bool ObjectImage::IsCode(uint64_t addr) const {
@@ -107,19 +118,21 @@ const ElfSymbol* ObjectImage::LookupSymbol(uint64_t addr) const {
 }
 
 const ElfSymbol* ObjectImage::FindSymbol(std::string_view name) const {
-  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+  const auto& by_name = ByName();
+  auto it = std::lower_bound(by_name.begin(), by_name.end(), name,
                              [](const std::pair<std::string_view, uint32_t>& e,
                                 std::string_view n) { return e.first < n; });
-  if (it == by_name_.end() || it->first != name) return nullptr;
+  if (it == by_name.end() || it->first != name) return nullptr;
   return &symbols_[it->second];
 }
 
 std::vector<const ElfSymbol*> ObjectImage::FindSymbols(std::string_view name) const {
   std::vector<const ElfSymbol*> found;
-  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+  const auto& by_name = ByName();
+  auto it = std::lower_bound(by_name.begin(), by_name.end(), name,
                              [](const std::pair<std::string_view, uint32_t>& e,
                                 std::string_view n) { return e.first < n; });
-  for (; it != by_name_.end() && it->first == name; ++it) {
+  for (; it != by_name.end() && it->first == name; ++it) {
     const ElfSymbol* s = &symbols_[it->second];
     if (found.empty() || found.back() != s) found.push_back(s);
   }
