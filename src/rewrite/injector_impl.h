@@ -32,6 +32,7 @@
 #include "resolve/name_table.h"
 #include "resolve/version_chooser.h"
 #include "rewrite/accounting.h"
+#include "rewrite/call_overflow.h"
 #include "rewrite/input_functions.h"
 #include "rewrite/object_code.h"
 #include "rewrite/output_functions.h"
@@ -183,6 +184,8 @@ class Injector::Impl {
   // Calls waiting for their target's block, by target InFunction index. Rare: only calls into
   // reused addresses before the target's block.
   PendingCalls pending_;
+  // The input's call edges, summed, for the broken-call-tracking report (call_overflow.h).
+  CallOverflow call_overflow_;
 
   // The block being read and written.
   Mode mode_ = Mode::kNone;
