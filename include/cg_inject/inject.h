@@ -150,6 +150,9 @@ struct InjectStats {
   int64_t reused_addresses_seen = 0;  // profile addresses with more than one candidate version
   int64_t ambiguous_choices = 0;      // addresses where several versions fit equally
   int64_t reused_blocks_split = 0;    // blocks holding several versions' code, split among them
+  // Input call edges (caller, callee, summed over a part's calls= lines) whose inclusive cost
+  // exceeds their part's total: Callgrind's call tracking broke (rewrite/call_overflow.h).
+  int64_t overflowing_call_edges = 0;
   std::vector<Unresolved> top_unresolved;
   std::vector<std::string> invariant_violations;
 

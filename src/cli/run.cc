@@ -299,6 +299,14 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   InjectStats stats;
   if (injector) {
     stats = injector->stats();
+    if (stats.overflowing_call_edges > 0) {
+      diagnostics->Warn("callgrind: call tracking broke",
+                        p.input + ": " + std::to_string(stats.overflowing_call_edges) +
+                            " call edges cost more than their whole part: Callgrind missed "
+                            "returns (code jumping into another function, a runtime switching "
+                            "stacks), so self costs are exact but inclusive costs and the call "
+                            "graph are not");
+    }
     for (const std::string& v : stats.invariant_violations) {
       *said += "cg-inject: " + p.input + ": consistency check failed: " + v + "\n";
       result->check_failed = true;

@@ -126,6 +126,7 @@ void Injector::Impl::OnLayout(const PartLayout& layout) {
   in_acc_.Reset(events_);
   removed_acc_.Reset(events_);
   added_acc_.Reset(events_);
+  call_overflow_.Reset();
   PartLayout out_layout{columns_.out_layout(), layout.events};
   downstream_->OnLayout(out_layout);
 }
@@ -165,6 +166,7 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   FunctionKey key{cur_out_.object.id, cur_out_.file.id, cur_out_.function.id};
   bool added = false;
   block_.function = in_.ForBlock(key, &added);
+  call_overflow_.Caller(key);
   if (added) {
     ++stats_.jit_blocks;
     if (In(block_.function).jit) ++stats_.jit_blocks_resolved;
@@ -288,6 +290,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   FunctionKey target{target_object.id, target_file.id, target_function.id};
   objects_.NoteObject(target.object);
   CostAccounting::Entry& target_entry = in_acc_.Call(target, call.inclusive);
+  call_overflow_.Call(target, call.inclusive);
   Name file = names_.Map(call.source_file);
   auto forward = [&] {
     CallRecord out = call;

@@ -32,6 +32,7 @@
 #include "resolve/name_table.h"
 #include "resolve/version_chooser.h"
 #include "rewrite/accounting.h"
+#include "rewrite/call_overflow.h"
 #include "rewrite/input_functions.h"
 #include "rewrite/object_code.h"
 #include "rewrite/output_functions.h"
@@ -201,6 +202,8 @@ class Injector::Impl {
   static constexpr uint32_t kAmbiguous = UINT32_MAX;
   std::vector<std::pair<uint32_t, uint32_t>> real_by_name_;
   uint32_t unknown_name_ = 0;  // `???`'s name id
+  // The input's call edges, summed, for the broken-call-tracking report (call_overflow.h).
+  CallOverflow call_overflow_;
 
   // The block being read and written.
   Mode mode_ = Mode::kNone;

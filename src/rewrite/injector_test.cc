@@ -1137,3 +1137,117 @@ fn=0x0000000000009000
 
 }  // namespace
 }  // namespace cg_inject
+
+namespace cg_inject {
+namespace {
+
+// PHP's tracing JIT jumps into execute_ex (Callgrind: a call that never returns), so the raw
+// profile carries edges worth more than the whole part. Edges are summed over their calls= lines
+// per part, as the consumers add them up.
+TEST_F(InjectorTest, CallEdgesAboveThePartTotalAreCounted) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "jitted");
+  Run(R"(positions: line
+events: Ir
+ob=???
+fl=???
+fn=0x0000000000001000
+0 30
+cob=/usr/bin/php
+cfi=zend.c
+cfn=execute_ex
+calls=1 0
+0 500
+ob=/usr/bin/php
+fl=zend.c
+fn=main
+0 5
+cfn=helper
+calls=1 0
+0 30
+cfn=helper
+calls=1 0
+0 30
+cfn=execute_ex
+calls=1 0
+0 40
+fn=execute_ex
+0 10
+fn=helper
+0 5
+)");
+  // Total 50: jitted -> execute_ex (500) and main -> helper (30 + 30, each under 50) exceed it;
+  // main -> execute_ex (40) does not.
+  EXPECT_EQ(stats_.total_cost, 50u);
+  EXPECT_EQ(stats_.overflowing_call_edges, 2);
+  std::string text;
+  AppendStatsText(stats_, &text);
+  EXPECT_NE(text.find("call edges worth more than their whole part: 2 (Callgrind's call tracking "
+                      "broke: self costs are exact, inclusive costs and the call graph are not)"),
+            std::string::npos)
+      << text;
+  std::string json;
+  AppendStatsJson(stats_, &json);
+  EXPECT_NE(json.find("\"overflowing_call_edges\":2"), std::string::npos) << json;
+}
+
+TEST_F(InjectorTest, CallEdgesAreCountedPerPart) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "jitted");
+  // Each part alone: main -> helper is 30 of a part total of 40, under it; summed over both
+  // parts it would be 60 of 80 and still under. Only part 2's own 90 counts.
+  Run(R"(positions: line
+events: Ir
+part: 1
+ob=/bin/x
+fl=x.c
+fn=main
+0 30
+cfn=helper
+calls=1 0
+0 30
+fn=helper
+0 10
+positions: line
+events: Ir
+part: 2
+ob=/bin/x
+fl=x.c
+fn=main
+0 30
+cfn=helper
+calls=1 0
+0 90
+fn=helper
+0 10
+)");
+  EXPECT_EQ(stats_.parts, 2);
+  EXPECT_EQ(stats_.overflowing_call_edges, 1);
+  std::string text;
+  AppendStatsText(stats_, &text);
+  EXPECT_NE(text.find("call edges worth more than their whole part: 1"), std::string::npos) << text;
+}
+
+TEST_F(InjectorTest, SoundProfileReportsNoOverflowingEdge) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "jitted");
+  Run(R"(positions: line
+events: Ir
+ob=/bin/x
+fl=x.c
+fn=main
+0 30
+cfn=helper
+calls=1 0
+0 10
+fn=helper
+0 10
+)");
+  EXPECT_EQ(stats_.overflowing_call_edges, 0);
+  std::string text;
+  AppendStatsText(stats_, &text);
+  EXPECT_EQ(text.find("call edges worth more"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace cg_inject

@@ -48,6 +48,7 @@ void Injector::Impl::CollectStats() {
     if (f.jit && f.emitted) ++stats_.functions_resolved;
   if (events_ == 0) return;
   stats_.total_cost += in_acc_.totals()[0];
+  stats_.overflowing_call_edges += call_overflow_.CountAbove(in_acc_.totals()[0]);
   stats_.unnamed_jit_cost_before += resolved_jit_cost_before_;
   for (const auto& [key, entry] : in_acc_.functions()) {
     if (!unnamed(key)) continue;

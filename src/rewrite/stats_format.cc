@@ -76,6 +76,12 @@ void AppendStatsText(const InjectStats& s, std::string* out) {
           ", reused addresses in the profile: %" PRId64 ", ambiguous version choices: %" PRId64
           ", blocks split among reused versions: %" PRId64 "\n",
           s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices, s.reused_blocks_split);
+  if (s.overflowing_call_edges > 0)
+    AppendF(out,
+            "cg-inject: call edges worth more than their whole part: %" PRId64
+            " (Callgrind's call tracking broke: self costs are exact, inclusive costs and the "
+            "call graph are not)\n",
+            s.overflowing_call_edges);
   if (s.object_code_lines > 0)
     AppendF(out,
             "cg-inject: cost lines in JIT blocks given back to real objects' functions: %" PRId64
@@ -131,11 +137,13 @@ void AppendStatsJson(const InjectStats& s, std::string* out) {
           ",\"calls_renamed\":%" PRId64 ",\"cost_lines_moved\":%" PRId64 ",\"cost_moved\":%" PRIu64
           ",\"edges_synthesized\":%" PRId64 ",\"internal_transfers_dropped\":%" PRId64
           ",\"object_code_lines\":%" PRId64 ",\"reused_ranges\":%" PRId64
-          ",\"reused_addresses_seen\":%" PRId64 ",\"ambiguous_choices\":%" PRId64,
+          ",\"reused_addresses_seen\":%" PRId64 ",\"ambiguous_choices\":%" PRId64
+          ",\"reused_blocks_split\":%" PRId64 ",\"overflowing_call_edges\":%" PRId64,
           s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved, s.definitions_disambiguated,
           s.calls_renamed, s.cost_lines_moved, s.cost_moved, s.edges_synthesized,
           s.internal_transfers_dropped, s.object_code_lines, s.reused_ranges,
-          s.reused_addresses_seen, s.ambiguous_choices, s.reused_blocks_split);
+          s.reused_addresses_seen, s.ambiguous_choices, s.reused_blocks_split,
+          s.overflowing_call_edges);
   *out += ",\"top_unresolved\":[";
   for (size_t i = 0; i < s.top_unresolved.size(); ++i) {
     if (i) *out += ',';

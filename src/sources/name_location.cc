@@ -160,9 +160,12 @@ bool ParsePhp(std::string_view name, NameLocation* out) {
   std::string_view rest = name.substr(kPrefix.size());
   if (rest.empty() || rest[0] == '$') return false;  // JIT$$stub: VM helpers keep their name
   if (rest.find('/') != std::string_view::npos || rest.ends_with(".php")) {
-    // The top-level code of a script is named after the script; PHP tools call it {main}.
+    // The top-level code of a script is named after the script; PHP tools call it {main}. It
+    // starts at the script's first line. Line 0 (unknown) in a file that no other cost line
+    // names makes callgrind_annotate --auto=yes warn (its annotation has no line range).
     out->function = "{main}";
     out->file = rest;
+    out->line_no = 1;
   } else {
     out->function = std::string(rest);
   }

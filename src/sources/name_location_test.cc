@@ -48,7 +48,7 @@ constexpr Case kCases[] = {
     {"infix:<+>(gen/moar/CORE.c.setting:1234)", "infix:<+>", "gen/moar/CORE.c.setting", 1234,
      "moarvm"},
     // PHP opcache (parca-php.dump).
-    {"JIT$/app/demo.php", "{main}", "/app/demo.php", 0, "php"},
+    {"JIT$/app/demo.php", "{main}", "/app/demo.php", 1, "php"},  // top-level code: line 1
     {"JIT$Fibonacci", "Fibonacci", "", 0, "php"},
     {"JIT$$interrupt_handler", "JIT$$interrupt_handler", "", 0, ""},
     // PHP 8.2 opcache, captured from tests/data/php/prog.php (function mode: JIT$, tracing:
