@@ -193,6 +193,7 @@ bool ParsePhpTrace(std::string_view name, NameLocation* out) {
   if (function.find('/') != std::string_view::npos || function.ends_with(".php")) {
     out->function = "{main}";
     out->file = function;
+    out->line_no = 1;  // as for JIT$/path/script.php: line 0 alone in a file breaks annotate
   } else {
     out->function = std::string(function);
   }

@@ -55,7 +55,7 @@ constexpr Case kCases[] = {
     // TRACE-N$NAME$LINE; LINE is where the trace starts, not the function's line: dropped).
     {"JIT$/tmp/rt-cap/prog.php", "{main}", "/tmp/rt-cap/prog.php", 0, "php"},
     {"JIT$Calc::fib", "Calc::fib", "", 0, "php"},
-    {"TRACE-1$/tmp/rt-cap/prog.php$15", "{main}", "/tmp/rt-cap/prog.php", 0, "php"},
+    {"TRACE-1$/tmp/rt-cap/prog.php$15", "{main}", "/tmp/rt-cap/prog.php", 1, "php"},
     {"TRACE-2$fib$10", "fib", "", 0, "php"},
     {"TRACE-4$fib$11", "fib", "", 0, "php"},
     {"TRACE-7$Calc::fib$5", "Calc::fib", "", 0, "php"},
