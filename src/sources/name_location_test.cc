@@ -53,7 +53,7 @@ constexpr Case kCases[] = {
     {"JIT$$interrupt_handler", "JIT$$interrupt_handler", "", 0, ""},
     // PHP 8.2 opcache, captured from tests/data/php/prog.php (function mode: JIT$, tracing:
     // TRACE-N$NAME$LINE; LINE is where the trace starts, not the function's line: dropped).
-    {"JIT$/tmp/rt-cap/prog.php", "{main}", "/tmp/rt-cap/prog.php", 0, "php"},
+    {"JIT$/tmp/rt-cap/prog.php", "{main}", "/tmp/rt-cap/prog.php", 1, "php"},
     {"JIT$Calc::fib", "Calc::fib", "", 0, "php"},
     {"TRACE-1$/tmp/rt-cap/prog.php$15", "{main}", "/tmp/rt-cap/prog.php", 1, "php"},
     {"TRACE-2$fib$10", "fib", "", 0, "php"},
