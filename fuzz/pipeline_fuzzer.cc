@@ -4,9 +4,32 @@
 // index and the writer, and the output is read back. Crashes, a failed invariant (a bug by
 // definition: exit 3 in the CLI), an output that does not read back, and an output whose
 // summary:/totals: disagree with its costs all stop the fuzzer.
+//
+// The output side (issue 22): the same bytes then go through the command line's whole run in a
+// scratch directory, with -o, --callgraph and --elf-dir aimed (chosen by a hash of the input) at
+// the run's own input, its symbol source, symlinks to them, a FIFO, a character device, a
+// directory, a dangling symlink or a fresh name. Whatever the run does, the input and the source
+// keep their bytes, no symlink, FIFO, device or directory is replaced, and no temporary remains;
+// anything else stops the fuzzer.
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "callgrind/callgrind_reader.h"
 #include "callgrind/callgrind_writer.h"
@@ -16,10 +39,175 @@
 #include "cg_inject/inject.h"
 #include "cg_inject/io.h"
 #include "cg_inject/symbols.h"
+#include "cli/options.h"
+#include "cli/run.h"
 #include "sources/symbol_sources.h"
 
 namespace {
+using namespace cg_inject;
+
 constexpr std::string_view kSeparator = "\n--cg-inject-fuzz-profile--\n";
+
+namespace fs = std::filesystem;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void Put(const std::string& path, std::string_view bytes) {
+  std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+/// Keeps a FIFO open for reading and empties it, so a run that writes into it neither blocks in
+/// open() nor on a full pipe.
+class FifoDrain {
+ public:
+  explicit FifoDrain(const std::string& path) : fd_(open(path.c_str(), O_RDWR | O_NONBLOCK)) {
+    if (fd_ >= 0) thread_ = std::thread([this] { Run(); });
+  }
+  ~FifoDrain() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    if (fd_ >= 0) close(fd_);
+  }
+  FifoDrain(const FifoDrain&) = delete;
+  FifoDrain& operator=(const FifoDrain&) = delete;
+
+ private:
+  void Run() {
+    char buf[65536];
+    while (!stop_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 20) > 0) {
+        while (read(fd_, buf, sizeof buf) > 0) {
+        }
+      }
+    }
+  }
+  int fd_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+/// A scratch directory per process, refilled for every input and removed at exit (the string
+/// is never destroyed: the exit handler still needs it).
+const std::string& ScratchDir() {
+  static const std::string* dir = [] {
+    std::string tmpl = (fs::temp_directory_path() / "cg-inject-fuzz-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) __builtin_trap();
+    auto* kept = new std::string(tmpl);
+    std::atexit([] { fs::remove_all(ScratchDir()); });
+    return kept;
+  }();
+  return *dir;
+}
+
+/// Checks after a run: what must not have changed.
+struct Expected {
+  std::string input, source;
+  bool input_may_change = false;  // --in-place with -o onto the input
+  bool have_device = false;
+};
+
+void CheckUnharmed(const std::string& d, const Expected& e) {
+  struct stat st;
+  auto kind = [&](const std::string& name) -> mode_t {
+    return lstat((d + "/" + name).c_str(), &st) == 0 ? (st.st_mode & S_IFMT) : 0;
+  };
+  if (kind("in.cg") != S_IFREG || kind("src") != S_IFREG) __builtin_trap();
+  if (!e.input_may_change && Slurp(d + "/in.cg") != e.input) __builtin_trap();
+  // Without source bytes "src" is a file like any other: the run does not read it.
+  if (!e.source.empty() && Slurp(d + "/src") != e.source) __builtin_trap();
+  for (const char* link : {"in-link", "src-link", "dangling"}) {
+    if (kind(link) != S_IFLNK) __builtin_trap();
+  }
+  if (fs::read_symlink(d + "/in-link") != "in.cg") __builtin_trap();
+  if (kind("fifo") != S_IFIFO || kind("dir") != S_IFDIR) __builtin_trap();
+  if (e.have_device && kind("null") != S_IFCHR) __builtin_trap();
+  for (const auto& entry : fs::recursive_directory_iterator(d)) {
+    if (entry.path().filename().string().find(".cg-inject-tmp.") != std::string::npos)
+      __builtin_trap();
+  }
+}
+
+void RunOutputSide(std::string_view source_bytes, std::string_view profile) {
+  const std::string& d = ScratchDir();
+  for (const auto& entry : fs::directory_iterator(d)) fs::remove_all(entry.path());
+  Expected e;
+  e.input = std::string(profile);
+  e.source = std::string(source_bytes);
+  Put(d + "/in.cg", profile);
+  Put(d + "/in2.cg", profile);
+  Put(d + "/src", source_bytes);
+  fs::create_symlink("in.cg", d + "/in-link");
+  fs::create_symlink("src", d + "/src-link");
+  fs::create_symlink("gone.out", d + "/dangling");
+  fs::create_directory(d + "/dir");
+  if (mkfifo((d + "/fifo").c_str(), 0600) != 0) __builtin_trap();
+  e.have_device = mknod((d + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0;
+  FifoDrain drain(d + "/fifo");
+
+  static const char* const kTargets[] = {"in.cg",       "src",      "in-link", "src-link",
+                                         "fifo",        "null",     "dir",     "new.out",
+                                         "dir/new.out", "dangling", "in.cg/x", "new.out.zst"};
+  constexpr size_t kCount = std::size(kTargets);
+  uint64_t h =
+      std::hash<std::string_view>{}(profile) ^ (std::hash<std::string_view>{}(source_bytes) << 1);
+  auto pick = [&](size_t n) {
+    size_t v = size_t(h % n);
+    h = h / n ^ (h << 29);
+    return v;
+  };
+  auto target = [&] {
+    const char* t = kTargets[pick(kCount)];
+    if (!e.have_device && std::string_view(t) == "null") t = "new.out";
+    return d + "/" + t;
+  };
+
+  CliOptions o;
+  o.discover = false;
+  o.verbosity = 0;
+  o.progress = false;
+  o.inputs.push_back(d + "/in.cg");
+  switch (pick(4)) {
+    case 1:
+      o.inputs.push_back(d + "/in2.cg");
+      break;
+    case 2:
+      o.inputs.push_back(d + "/in-link");
+      break;
+    default:
+      break;
+  }
+  if (!source_bytes.empty()) {
+    bool jitdump = source_bytes.starts_with("JiTD") || source_bytes.starts_with("DTiJ");
+    (jitdump ? o.jitdumps : o.perf_maps).push_back(d + (pick(2) ? "/src" : "/src-link"));
+  }
+  if (pick(4) != 0) o.output = target();
+  if (pick(2)) o.callgraph_path = target();
+  if (pick(3) == 0) o.elf_dir = target();
+  o.in_place = pick(4) == 0;
+  if (o.in_place) {
+    // The one thing --in-place allows: the profile replacing its own input.
+    struct stat out, in;
+    e.input_may_change = stat(o.output.c_str(), &out) == 0 &&
+                         stat((d + "/in.cg").c_str(), &in) == 0 && out.st_ino == in.st_ino &&
+                         out.st_dev == in.st_dev;
+  }
+  // No output to stdout: the fuzzer's own output stays readable.
+  if (o.output.empty() && o.inputs.size() == 1) o.output = d + "/new.out";
+  if (o.output.empty()) o.suffix = ".jit";
+  if (o.inputs.size() > 1 && o.output.empty()) e.input_may_change = false;
+
+  RunEnvironment env;
+  env.roots = DiscoveryRoots{};
+  static std::FILE* devnull = std::fopen("/dev/null", "w");
+  env.err = devnull;
+  RunCgInject(o, env);
+  CheckUnharmed(d, e);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -39,6 +227,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                             &diagnostics);
     }
   } catch (const InputError&) {
+    RunOutputSide(source_bytes, profile);  // a bad source: the run must fail and leave nothing
     return 0;
   }
   index.Finish();
@@ -55,6 +244,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const InvariantError&) {
     __builtin_trap();
   } catch (const InputError&) {
+    RunOutputSide(source_bytes, profile);
     return 0;
   }
   if (!stats.invariant_violations.empty()) __builtin_trap();
@@ -66,5 +256,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const Diagnostics::Kind& kind : reread_diagnostics.kinds()) {
     if (kind.kind == "callgrind: costs disagree with summary:/totals:") __builtin_trap();
   }
+  RunOutputSide(source_bytes, profile);
   return 0;
 }
