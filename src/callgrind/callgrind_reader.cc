@@ -43,6 +43,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -256,6 +257,15 @@ class IdTable {
  public:
   /// The name `id` was defined as, and the part (0-based) that defined it; false if none.
   bool Lookup(uint64_t id, Name* name, int* part = nullptr) const {
+#ifdef CG_INJECT_FUZZING
+    bool found = LookupFast(id, name, part);
+    auto shadow = shadow_.find(id);
+    if (found != (shadow != shadow_.end()) || (found && name->id != shadow->second.id))
+      __builtin_trap();  // the table lost or mixed up a defined id
+    return found;
+  }
+  bool LookupFast(uint64_t id, Name* name, int* part) const {
+#endif
     if (id < dense_.size()) {
       const Slot& slot = dense_[id];
       if (slot.id == 0) return false;
@@ -270,13 +280,12 @@ class IdTable {
     return true;
   }
   void Define(uint64_t id, Name name, int part) {
+#ifdef CG_INJECT_FUZZING
+    shadow_[id] = name;
+#endif
     if (id < dense_.size() || id < 2 * defined_ + 65536) {
-      if (id >= dense_.size()) {
-        dense_.resize(id + id / 2 + 16);
-        dense_parts_.resize(dense_.size());
-      }
-      dense_[id] = Slot{name.text.data(), static_cast<uint32_t>(name.text.size()), name.id};
-      dense_parts_[id] = part;
+      if (id >= dense_.size()) Grow(id + id / 2 + 16);
+      Put(id, name, part);
     } else {
       sparse_[id] = Entry{name, part};
     }
@@ -287,6 +296,28 @@ class IdTable {
   // Every fn=/cfn=/cob=/cfi= line looks its id up at random, and the cache miss is most of
   // ParseName's time: so a slot is a Name in 16 bytes (Name and a part were 32), which halves
   // the table (60k functions: 1.9 -> 0.96 MB). The parts are only read when an id is defined.
+  void Put(uint64_t id, Name name, int part) {
+    dense_[id] = Slot{name.text.data(), static_cast<uint32_t>(name.text.size()), name.id};
+    dense_parts_[id] = part;
+  }
+  /// Lookup reads only the dense slot of an id below dense_.size(), so the ids defined far
+  /// ahead that the larger array now covers move into it (issue 23: a Node profile defines id
+  /// 70000 before 1..2300, and every later use of 70000 read as undefined).
+  void Grow(size_t size) {
+    dense_.resize(size);
+    dense_parts_.resize(size);
+    if (sparse_.empty()) return;
+    FlatHashMap<uint64_t, Entry> still_sparse;
+    for (auto& entry : sparse_) {
+      if (entry.key < size) {
+        Put(entry.key, entry.value.name, entry.value.part);
+      } else {
+        still_sparse[entry.key] = entry.value;
+      }
+    }
+    sparse_ = std::move(still_sparse);
+  }
+
   struct Slot {
     const char* data = nullptr;
     uint32_t size = 0;  // names are shorter than 4 GB (string_interner.h)
@@ -300,6 +331,9 @@ class IdTable {
   std::vector<int> dense_parts_;
   FlatHashMap<uint64_t, Entry> sparse_;
   uint64_t defined_ = 0;
+#ifdef CG_INJECT_FUZZING
+  std::unordered_map<uint64_t, Name> shadow_;  // every definition, to check Lookup against
+#endif
 };
 
 // --- the reader ------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 #include "callgrind/callgrind_reader.h"
 
+#include <map>
+#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -302,6 +304,67 @@ TEST(CallgrindReaderTest, NameCompressionSharesIdsPerSpace) {
             "jump 1/1 -> a.c|main @7 from 5 [b.c]\n"
             "cost 6 [a.c] 1\ncost 7 [b.c] 1\n"
             "fn /lib/x.so|b.c|name with (parens)\ncost 8 [b.c] 1\nend\n");
+}
+
+TEST(CallgrindReaderTest, IdDefinedFarAheadResolvesAfterTheTableGrowsPastIt) {
+  // Issue 23 item 0: (70000) is defined before the dense range reaches it, then ids 1..2300
+  // grow the table past 70000; every later use of (70000) must still name it.
+  std::string text = "# callgrind format\nevents: Ir\nfn=(70000) far\n1 1\n";
+  for (int id = 1; id <= 2300; ++id) text += "fn=(" + std::to_string(id) + ") f\n1 1\n";
+  text += "fn=(70001) after\n1 1\ncfn=(70000)\ncalls=1 1\n1 1\nfn=(70000)\n2 1\n";
+  std::string records = Parse(text);
+  EXPECT_NE(records.find("call 1 -> ||far @1 from 1 [] 1\nfn ||far\ncost 2 [] 1\nend\n"),
+            std::string::npos)
+      << records.substr(records.size() - 200);
+}
+
+/// Random id orders and gaps in every name space: ids from a dense band, a band just past the
+/// reader's dense range (which a later definition grows over) and a band past 2^32, defined
+/// in random order by fn=/fl=/ob= and by cfn=/cfi=/cob=, used bare by both. Each record must
+/// carry the name its id was defined with, whatever came before.
+TEST(CallgrindReaderTest, EveryIdResolvesWhateverTheOrderOfDefinition) {
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    std::mt19937_64 random(seed);
+    auto random_id = [&random]() -> uint64_t {
+      switch (random() % 3) {
+        case 0:
+          return 1 + random() % 3000;
+        case 1:  // a few hundred ids, used again after the table grew past them
+          return 30000 + random() % 300 * 577;
+        default:
+          return (uint64_t{1} << 32) - 8 + random() % 16;
+      }
+    };
+    std::map<uint64_t, std::string> defined[3];  // objects, files, functions
+    static const char* const kPrefix[] = {"ob", "fl", "fn"};
+    // "(id) name" the first time an id of `space` appears, "(id)" afterwards.
+    auto use = [&](int space, std::string* expected_name) {
+      uint64_t id = random_id();
+      std::string ref = "(" + std::to_string(id) + ")";
+      auto [it, is_new] =
+          defined[space].try_emplace(id, std::string(kPrefix[space]) + std::to_string(id));
+      *expected_name = it->second;
+      return is_new ? ref + " " + it->second : ref;
+    };
+    std::string text = "# callgrind format\nevents: Ir\n";
+    std::string expected = "part 0\nheader events=Ir\nlayout line | Ir\n";
+    for (int block = 0; block < 400; ++block) {
+      std::string ob, fl, fn;
+      text += "ob=" + use(0, &ob) + "\n";
+      text += "fl=" + use(1, &fl) + "\n";
+      text += "fn=" + use(2, &fn) + "\n1 1\n";
+      expected += "fn " + ob + "|" + fl + "|" + fn + "\ncost 1 [" + fl + "] 1\n";
+      for (int call = random() % 3; call > 0; --call) {
+        std::string cob, cfi, cfn;
+        text += "cob=" + use(0, &cob) + "\n";
+        text += "cfi=" + use(1, &cfi) + "\n";
+        text += "cfn=" + use(2, &cfn) + "\ncalls=1 2\n1 1\n";
+        expected += "call 1 -> " + cob + "|" + cfi + "|" + cfn + " @2 from 1 [" + fl + "] 1\n";
+      }
+    }
+    expected += "end\n";
+    ASSERT_EQ(Parse(text), expected) << "seed " << seed;
+  }
 }
 
 TEST(CallgrindReaderTest, NamesAreVerbatim) {
