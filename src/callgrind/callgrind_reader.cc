@@ -366,7 +366,9 @@ class Reader {
   }
   /// A disagreement with summary:/totals:: an error in a part Callgrind wrote (unless `force`),
   /// a warning otherwise.
-  void Disagree(bool fatal, uint64_t line_no, const std::string& what);
+  /// `outcome` says what the output does about it (for a warning).
+  void Disagree(bool fatal, uint64_t line_no, const std::string& what,
+                const char* outcome = "the output says what the costs add up to");
   /// `creator: callgrind-X.Y` with X.Y >= 3.10. Older ones are checked too, but only warned
   /// about: the corpus holds Qt Creator's hand-edited test files that claim callgrind-3.6.0 and
   /// end without totals:, and Callgrind 3.5 wrote `summary: 0` for client-request dumps. The
@@ -490,7 +492,7 @@ void Reader::Run() {
   EndPart("end of file");
 }
 
-void Reader::Disagree(bool fatal, uint64_t line_no, const std::string& what) {
+void Reader::Disagree(bool fatal, uint64_t line_no, const std::string& what, const char* outcome) {
   if (fatal && !options_.force) {
     ThrowAtLine(lines_.display_name(), line_no,
                 what + " (the profile is cut off or was changed; --force writes it anyway)");
@@ -499,7 +501,7 @@ void Reader::Disagree(bool fatal, uint64_t line_no, const std::string& what) {
   options_.diagnostics->Warn(
       "callgrind: costs disagree with summary:/totals:",
       lines_.display_name() + ":" + std::to_string(line_no) + ": " + what +
-          (fatal ? "; written anyway (--force)" : "; the output says what the costs add up to"));
+          (fatal ? "; written anyway (--force)" : std::string("; ") + outcome));
 }
 
 void Reader::HandleTotals(std::string_view value) {
@@ -544,11 +546,14 @@ void Reader::CheckPartEnd(std::string_view got) {
     // (3.5 wrote 0 for client-request dumps) or an edit, not lost data: a warning.
     Disagree(false, summary_line_,
              "expected summary: equal to what the part's costs add up to (" + FormatCostList(sums) +
-                 "), got " + Quote(summary_));
+                 "), got " + Quote(summary_),
+             "the output keeps it, so its percentages read as the input's");
   }
-  if (!summary_ok) sink_.OnHeader("summary", FormatCostList(sums));
-  // The file's own text when it is true; otherwise (or when a Callgrind part was forced through
-  // without one, so that it ends the way Callgrind ends a part) the true sums.
+  // A wrong summary: stays as the file wrote it, and no corrected one follows: callgrind_annotate
+  // takes the last summary: for its percentages, so a second one changed the profile's reading
+  // (issue 23: Qt Creator's test files came out with two and other totals). The warning says it.
+  // totals: is the file's own text when it is true; otherwise (or when a Callgrind part was
+  // forced through without one, so that it ends the way Callgrind ends a part) the true sums.
   if (has_totals_) {
     std::optional<std::vector<uint64_t>> given = ParseCostList(totals_value_, sums.size());
     if (given && *given == sums) {
