@@ -56,6 +56,7 @@
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
 #include "cg_inject/profile.h"
+#include "sources/discovery.h"
 
 namespace cg_inject {
 namespace {
@@ -161,19 +162,11 @@ std::string_view TokenAt(const char* p, const char* end) {
 }
 
 /// "'text'" for messages, shortened so a binary line does not flood the terminal, with control
-/// bytes escaped (\x1b, \x00) so garbage input cannot drive the terminal or cut the message.
+/// bytes escaped (\x1b, \x00, C1 controls, a byte-order mark) so garbage input cannot drive the
+/// terminal, cut the message or hide in it.
 std::string Quote(std::string_view text) {
   constexpr size_t kMax = 60;
-  std::string out = "'";
-  for (size_t i = 0; i < text.size() && i < kMax; ++i) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f || c == '\\') {
-      static const char kHex[] = "0123456789abcdef";
-      out += c == '\\' ? "\\\\" : std::string{'\\', 'x', kHex[c >> 4], kHex[c & 15]};
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
+  std::string out = "'" + EscapeControlBytes(text.substr(0, kMax), /*escape_backslash=*/true);
   if (text.size() > kMax) out += "...";
   out += '\'';
   return out;
@@ -446,7 +439,9 @@ class Reader {
   bool in_body_ = false;
   bool saw_marker_ = false;
   bool saw_anything_ = false;
-  bool saw_events_ = false;  // an events: line in the current part's header
+  int64_t leading_comments_ = 0;  // comment lines before anything else
+  bool cr_in_comment_ = false;    // one of them holds a CR: a file with CR-only line ends
+  bool saw_events_ = false;       // an events: line in the current part's header
   PositionLayout positions_;
   std::vector<std::string> event_names_;
   std::vector<std::string_view> event_views_;
@@ -480,8 +475,16 @@ void Reader::Run() {
   lines_.MarkSpan();
   std::string_view line;
   while (lines_.ReadLine(&line)) HandleLine(line);
-  if (!saw_anything_)
-    ThrowForFile(lines_.display_name(), "expected a Callgrind profile, got an empty file");
+  if (!saw_anything_) {
+    std::string got = lines_.line_no() == 0    ? "an empty file"
+                      : leading_comments_ == 0 ? "only blank lines"
+                      : cr_in_comment_
+                          ? "only comments, with carriage returns inside them: its lines end "
+                            "in CR alone, which Callgrind never writes (convert them to LF)"
+                          : "only comments (" + std::to_string(leading_comments_) +
+                                (leading_comments_ == 1 ? " line)" : " lines)");
+    ThrowForFile(lines_.display_name(), "expected a Callgrind profile, got " + got);
+  }
   if (!in_body_) {
     if (event_names_.empty()) Expected("an events: header line", "end of file");
     if (options_.require_callgrind_marker && !saw_marker_)
@@ -589,6 +592,11 @@ void Reader::HandleLine(std::string_view line) {
   }
   if (c == '#') {
     if (!in_body_ && line.starts_with("# callgrind format")) saw_marker_ = true;
+    if (!saw_anything_) {
+      // Only for the message about a file that holds nothing else (see Run).
+      ++leading_comments_;
+      if (line.find('\r') != std::string_view::npos) cr_in_comment_ = true;
+    }
     return;
   }
   saw_anything_ = true;
@@ -615,8 +623,11 @@ void Reader::HandleLine(std::string_view line) {
     HandleHeader(header_key, value);
     return;
   }
+  std::string got = Quote(line);
+  // Quoted, a byte-order mark is \xef\xbb\xbf: say what it is (Callgrind never writes one).
+  if (line.starts_with("\xef\xbb\xbf")) got += " (it starts with a UTF-8 byte-order mark)";
   Expected("a header line (key: value), a name line (fn=...), calls=, jump=, jcnd= or a cost line",
-           Quote(line));
+           got);
 }
 
 void Reader::HandleHeader(std::string_view key, std::string_view value) {
@@ -659,6 +670,11 @@ void Reader::HandleHeader(std::string_view key, std::string_view value) {
     // Cachegrind writes only desc:, cmd:, events: before its data and summary: after it.
     saw_marker_ = true;
     if (key == "creator") creator_.assign(value);
+    if (key == "pid" && !ParsePidValue(value)) {
+      Warn("callgrind: bad pid: line", "expected pid: with a process id (a decimal number), got " +
+                                           Quote(value) +
+                                           "; no symbol source is discovered for it");
+    }
     if (key == "summary") {
       summary_.assign(value);
       summary_line_ = lines_.line_no();

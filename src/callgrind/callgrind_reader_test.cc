@@ -481,8 +481,21 @@ TEST(CallgrindReaderErrorTest, CachegrindIsRefused) {
 
 TEST(CallgrindReaderErrorTest, EmptyAndHeaderless) {
   EXPECT_EQ(ErrorOf(""), "t.cg: expected a Callgrind profile, got an empty file");
+  // A file without records says what it holds (issue 22: comments and CR-only line ends were
+  // "an empty file").
+  EXPECT_EQ(ErrorOf("\n \n\r\n"), "t.cg: expected a Callgrind profile, got only blank lines");
   EXPECT_EQ(ErrorOf("\n# only a comment\n"),
-            "t.cg: expected a Callgrind profile, got an empty file");
+            "t.cg: expected a Callgrind profile, got only comments (1 line)");
+  EXPECT_EQ(ErrorOf("# callgrind format\n  # indented\n"),
+            "t.cg: expected a Callgrind profile, got only comments (2 lines)");
+  EXPECT_EQ(ErrorOf("# callgrind format\revents: Ir\rfn=f\r1 1\r"),
+            "t.cg: expected a Callgrind profile, got only comments, with carriage returns inside "
+            "them: its lines end in CR alone, which Callgrind never writes (convert them to LF)");
+  // A byte-order mark is escaped and named.
+  EXPECT_EQ(ErrorOf("\xef\xbb\xbf# callgrind format\nevents: Ir\n"),
+            "t.cg:1: expected a header line (key: value), a name line (fn=...), calls=, jump=, "
+            "jcnd= or a cost line, got '\\xef\\xbb\\xbf# callgrind format' (it starts with a "
+            "UTF-8 byte-order mark)");
   EXPECT_EQ(ErrorOf("# callgrind format\nfn=main\n"),
             "t.cg:2: expected an events: header line before the first record, got 'fn=main'");
   EXPECT_EQ(ErrorOf("# callgrind format\nversion: 1\n"),
@@ -690,6 +703,26 @@ TEST(CallgrindReaderWarningTest, RedefinedIdsRepeatedEventsAndUnknownPositions) 
   EXPECT_EQ(ParseWarned("# callgrind format\nevents: Ir\nfn=(1) a\n1 1\npart: 2\nfn=(1) b\n2 1\n"),
             "part 0\nheader events=Ir\nlayout line | Ir\nfn ||a\ncost 1 [] 1\nend\npart 1\n"
             "header part=2\nlayout line | Ir\nfn ||b\ncost 2 [] 1\nend\n");
+}
+
+TEST(CallgrindReaderWarningTest, MalformedPidIsWarnedAbout) {
+  // Issue 22: `pid: 3999991abc` named process 3999991; now it names none, with a warning.
+  EXPECT_EQ(ParseWarned("# callgrind format\npid: 3999991abc\nevents: Ir\nfn=f\n1 1\n"),
+            "part 0\nheader pid=3999991abc\nheader events=Ir\nlayout line | Ir\nfn ||f\n"
+            "cost 1 [] 1\nend\n"
+            "warning: t.cg:2: expected pid: with a process id (a decimal number), got "
+            "'3999991abc'; no symbol source is discovered for it\n");
+  EXPECT_EQ(ParseWarned("# callgrind format\npid: 42\nevents: Ir\nfn=f\n1 1\n"),
+            "part 0\nheader pid=42\nheader events=Ir\nlayout line | Ir\nfn ||f\n"
+            "cost 1 [] 1\nend\n");
+}
+
+TEST(CallgrindReaderErrorTest, C1ControlsAreEscapedAndUtf8Kept) {
+  constexpr char kText[] =
+      "# callgrind format\nevents: Ir\nfn=f\n1 5\xc3\xa9\xc4\x80\x9b[2J\xc2\x9b[0m\n";
+  EXPECT_EQ(ErrorOf(kText),
+            "t.cg:4: expected a cost (a decimal or 0x hex number), got "
+            "'5\xc3\xa9\xc4\x80\\x9b[2J\\xc2\\x9b[0m'");
 }
 
 TEST(CallgrindReaderErrorTest, ControlBytesAreEscaped) {

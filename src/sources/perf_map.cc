@@ -45,7 +45,7 @@ constexpr bool IsHex(char c) { return kHexDigit[static_cast<unsigned char>(c)]; 
 // Shows at most 40 bytes of a bad field in a message.
 std::string Quote(std::string_view text) {
   std::string quoted = "'";
-  quoted.append(text.substr(0, 40));
+  quoted.append(EscapeControlBytes(text.substr(0, 40), /*escape_backslash=*/true));
   if (text.size() > 40) quoted.append("...");
   quoted.push_back('\'');
   return quoted;
