@@ -187,6 +187,10 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
     std::string_view line = bytes.substr(pos, end - pos);
     pos = end + 1;
     ++stats.lines;
+    if (line.size() >= kMaxPerfMapLineSize) {
+      ThrowAtLine(path, uint64_t(stats.lines),
+                  "expected a line shorter than 64 MiB, got a longer one");
+    }
     if (done_with && pos >= next_done) {
       done_with(next_done);
       next_done += kDoneStep;
