@@ -17,7 +17,15 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Throws "PATH:LINE: what". Out of line so hot parsing loops stay small.
+/// `text` with every byte that could drive a terminal or hide itself written as \xNN: C0
+/// controls and DEL, C1 controls (raw 0x80-0x9f outside a UTF-8 sequence, and UTF-8 U+0080-U+009F)
+/// and a UTF-8 byte-order mark. Other UTF-8 and other high bytes stay as they are. With
+/// `escape_backslash`, '\' becomes "\\" so escaped and literal text cannot be confused (quoted
+/// input; a message whose quotes are already escaped leaves it false).
+std::string EscapeControlBytes(std::string_view text, bool escape_backslash = false);
+
+/// Throws "PATH:LINE: what". Out of line so hot parsing loops stay small. The Throw* helpers
+/// escape control bytes (EscapeControlBytes) so what() holds no NUL that would cut it short.
 [[noreturn]] void ThrowAtLine(std::string_view path, uint64_t line_no, std::string_view what);
 
 /// Throws "PATH: offset N: what" for binary formats (N in decimal).

@@ -36,6 +36,9 @@ class ByteSink {
 /// magic bytes, not by the file name.
 std::unique_ptr<ByteSource> OpenInput(const std::string& path);
 
+/// True when `bytes` start a zstd stream: a zstd frame, or a skippable frame (pzstd's output
+/// starts with one). Neither magic can start a Callgrind file, a perf map or a jitdump.
+bool StartsWithZstdFrame(std::string_view bytes);
 /// A source that yields `prefix` (bytes already read from `rest`, e.g. to peek at a header) and
 /// then the rest of `rest`.
 std::unique_ptr<ByteSource> PrependBytes(std::string prefix, std::unique_ptr<ByteSource> rest);

@@ -43,6 +43,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,7 @@
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
 #include "cg_inject/profile.h"
+#include "sources/discovery.h"
 
 namespace cg_inject {
 namespace {
@@ -160,19 +162,11 @@ std::string_view TokenAt(const char* p, const char* end) {
 }
 
 /// "'text'" for messages, shortened so a binary line does not flood the terminal, with control
-/// bytes escaped (\x1b, \x00) so garbage input cannot drive the terminal or cut the message.
+/// bytes escaped (\x1b, \x00, C1 controls, a byte-order mark) so garbage input cannot drive the
+/// terminal, cut the message or hide in it.
 std::string Quote(std::string_view text) {
   constexpr size_t kMax = 60;
-  std::string out = "'";
-  for (size_t i = 0; i < text.size() && i < kMax; ++i) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f || c == '\\') {
-      static const char kHex[] = "0123456789abcdef";
-      out += c == '\\' ? "\\\\" : std::string{'\\', 'x', kHex[c >> 4], kHex[c & 15]};
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
+  std::string out = "'" + EscapeControlBytes(text.substr(0, kMax), /*escape_backslash=*/true);
   if (text.size() > kMax) out += "...";
   out += '\'';
   return out;
@@ -256,6 +250,15 @@ class IdTable {
  public:
   /// The name `id` was defined as, and the part (0-based) that defined it; false if none.
   bool Lookup(uint64_t id, Name* name, int* part = nullptr) const {
+#ifdef CG_INJECT_FUZZING
+    bool found = LookupFast(id, name, part);
+    auto shadow = shadow_.find(id);
+    if (found != (shadow != shadow_.end()) || (found && name->id != shadow->second.id))
+      __builtin_trap();  // the table lost or mixed up a defined id
+    return found;
+  }
+  bool LookupFast(uint64_t id, Name* name, int* part) const {
+#endif
     if (id < dense_.size()) {
       const Slot& slot = dense_[id];
       if (slot.id == 0) return false;
@@ -270,13 +273,12 @@ class IdTable {
     return true;
   }
   void Define(uint64_t id, Name name, int part) {
+#ifdef CG_INJECT_FUZZING
+    shadow_[id] = name;
+#endif
     if (id < dense_.size() || id < 2 * defined_ + 65536) {
-      if (id >= dense_.size()) {
-        dense_.resize(id + id / 2 + 16);
-        dense_parts_.resize(dense_.size());
-      }
-      dense_[id] = Slot{name.text.data(), static_cast<uint32_t>(name.text.size()), name.id};
-      dense_parts_[id] = part;
+      if (id >= dense_.size()) Grow(id + id / 2 + 16);
+      Put(id, name, part);
     } else {
       sparse_[id] = Entry{name, part};
     }
@@ -287,6 +289,28 @@ class IdTable {
   // Every fn=/cfn=/cob=/cfi= line looks its id up at random, and the cache miss is most of
   // ParseName's time: so a slot is a Name in 16 bytes (Name and a part were 32), which halves
   // the table (60k functions: 1.9 -> 0.96 MB). The parts are only read when an id is defined.
+  void Put(uint64_t id, Name name, int part) {
+    dense_[id] = Slot{name.text.data(), static_cast<uint32_t>(name.text.size()), name.id};
+    dense_parts_[id] = part;
+  }
+  /// Lookup reads only the dense slot of an id below dense_.size(), so the ids defined far
+  /// ahead that the larger array now covers move into it (issue 23: a Node profile defines id
+  /// 70000 before 1..2300, and every later use of 70000 read as undefined).
+  void Grow(size_t size) {
+    dense_.resize(size);
+    dense_parts_.resize(size);
+    if (sparse_.empty()) return;
+    FlatHashMap<uint64_t, Entry> still_sparse;
+    for (auto& entry : sparse_) {
+      if (entry.key < size) {
+        Put(entry.key, entry.value.name, entry.value.part);
+      } else {
+        still_sparse[entry.key] = entry.value;
+      }
+    }
+    sparse_ = std::move(still_sparse);
+  }
+
   struct Slot {
     const char* data = nullptr;
     uint32_t size = 0;  // names are shorter than 4 GB (string_interner.h)
@@ -300,6 +324,9 @@ class IdTable {
   std::vector<int> dense_parts_;
   FlatHashMap<uint64_t, Entry> sparse_;
   uint64_t defined_ = 0;
+#ifdef CG_INJECT_FUZZING
+  std::unordered_map<uint64_t, Name> shadow_;  // every definition, to check Lookup against
+#endif
 };
 
 // --- the reader ------------------------------------------------------------------------------
@@ -332,7 +359,9 @@ class Reader {
   }
   /// A disagreement with summary:/totals:: an error in a part Callgrind wrote (unless `force`),
   /// a warning otherwise.
-  void Disagree(bool fatal, uint64_t line_no, const std::string& what);
+  /// `outcome` says what the output does about it (for a warning).
+  void Disagree(bool fatal, uint64_t line_no, const std::string& what,
+                const char* outcome = "the output says what the costs add up to");
   /// `creator: callgrind-X.Y` with X.Y >= 3.10. Older ones are checked too, but only warned
   /// about: the corpus holds Qt Creator's hand-edited test files that claim callgrind-3.6.0 and
   /// end without totals:, and Callgrind 3.5 wrote `summary: 0` for client-request dumps. The
@@ -410,7 +439,9 @@ class Reader {
   bool in_body_ = false;
   bool saw_marker_ = false;
   bool saw_anything_ = false;
-  bool saw_events_ = false;  // an events: line in the current part's header
+  int64_t leading_comments_ = 0;  // comment lines before anything else
+  bool cr_in_comment_ = false;    // one of them holds a CR: a file with CR-only line ends
+  bool saw_events_ = false;       // an events: line in the current part's header
   PositionLayout positions_;
   std::vector<std::string> event_names_;
   std::vector<std::string_view> event_views_;
@@ -444,8 +475,16 @@ void Reader::Run() {
   lines_.MarkSpan();
   std::string_view line;
   while (lines_.ReadLine(&line)) HandleLine(line);
-  if (!saw_anything_)
-    ThrowForFile(lines_.display_name(), "expected a Callgrind profile, got an empty file");
+  if (!saw_anything_) {
+    std::string got = lines_.line_no() == 0    ? "an empty file"
+                      : leading_comments_ == 0 ? "only blank lines"
+                      : cr_in_comment_
+                          ? "only comments, with carriage returns inside them: its lines end "
+                            "in CR alone, which Callgrind never writes (convert them to LF)"
+                          : "only comments (" + std::to_string(leading_comments_) +
+                                (leading_comments_ == 1 ? " line)" : " lines)");
+    ThrowForFile(lines_.display_name(), "expected a Callgrind profile, got " + got);
+  }
   if (!in_body_) {
     if (event_names_.empty()) Expected("an events: header line", "end of file");
     if (options_.require_callgrind_marker && !saw_marker_)
@@ -456,7 +495,7 @@ void Reader::Run() {
   EndPart("end of file");
 }
 
-void Reader::Disagree(bool fatal, uint64_t line_no, const std::string& what) {
+void Reader::Disagree(bool fatal, uint64_t line_no, const std::string& what, const char* outcome) {
   if (fatal && !options_.force) {
     ThrowAtLine(lines_.display_name(), line_no,
                 what + " (the profile is cut off or was changed; --force writes it anyway)");
@@ -465,7 +504,7 @@ void Reader::Disagree(bool fatal, uint64_t line_no, const std::string& what) {
   options_.diagnostics->Warn(
       "callgrind: costs disagree with summary:/totals:",
       lines_.display_name() + ":" + std::to_string(line_no) + ": " + what +
-          (fatal ? "; written anyway (--force)" : "; the output says what the costs add up to"));
+          (fatal ? "; written anyway (--force)" : std::string("; ") + outcome));
 }
 
 void Reader::HandleTotals(std::string_view value) {
@@ -510,11 +549,14 @@ void Reader::CheckPartEnd(std::string_view got) {
     // (3.5 wrote 0 for client-request dumps) or an edit, not lost data: a warning.
     Disagree(false, summary_line_,
              "expected summary: equal to what the part's costs add up to (" + FormatCostList(sums) +
-                 "), got " + Quote(summary_));
+                 "), got " + Quote(summary_),
+             "the output keeps it, so its percentages read as the input's");
   }
-  if (!summary_ok) sink_.OnHeader("summary", FormatCostList(sums));
-  // The file's own text when it is true; otherwise (or when a Callgrind part was forced through
-  // without one, so that it ends the way Callgrind ends a part) the true sums.
+  // A wrong summary: stays as the file wrote it, and no corrected one follows: callgrind_annotate
+  // takes the last summary: for its percentages, so a second one changed the profile's reading
+  // (issue 23: Qt Creator's test files came out with two and other totals). The warning says it.
+  // totals: is the file's own text when it is true; otherwise (or when a Callgrind part was
+  // forced through without one, so that it ends the way Callgrind ends a part) the true sums.
   if (has_totals_) {
     std::optional<std::vector<uint64_t>> given = ParseCostList(totals_value_, sums.size());
     if (given && *given == sums) {
@@ -550,6 +592,11 @@ void Reader::HandleLine(std::string_view line) {
   }
   if (c == '#') {
     if (!in_body_ && line.starts_with("# callgrind format")) saw_marker_ = true;
+    if (!saw_anything_) {
+      // Only for the message about a file that holds nothing else (see Run).
+      ++leading_comments_;
+      if (line.find('\r') != std::string_view::npos) cr_in_comment_ = true;
+    }
     return;
   }
   saw_anything_ = true;
@@ -576,8 +623,11 @@ void Reader::HandleLine(std::string_view line) {
     HandleHeader(header_key, value);
     return;
   }
+  std::string got = Quote(line);
+  // Quoted, a byte-order mark is \xef\xbb\xbf: say what it is (Callgrind never writes one).
+  if (line.starts_with("\xef\xbb\xbf")) got += " (it starts with a UTF-8 byte-order mark)";
   Expected("a header line (key: value), a name line (fn=...), calls=, jump=, jcnd= or a cost line",
-           Quote(line));
+           got);
 }
 
 void Reader::HandleHeader(std::string_view key, std::string_view value) {
@@ -620,6 +670,11 @@ void Reader::HandleHeader(std::string_view key, std::string_view value) {
     // Cachegrind writes only desc:, cmd:, events: before its data and summary: after it.
     saw_marker_ = true;
     if (key == "creator") creator_.assign(value);
+    if (key == "pid" && !ParsePidValue(value)) {
+      Warn("callgrind: bad pid: line", "expected pid: with a process id (a decimal number), got " +
+                                           Quote(value) +
+                                           "; no symbol source is discovered for it");
+    }
     if (key == "summary") {
       summary_.assign(value);
       summary_line_ = lines_.line_no();

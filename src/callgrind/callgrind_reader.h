@@ -25,9 +25,10 @@ struct CallgrindReaderOptions {
   /// file is cut off) or a `totals:` the costs do not add up to is an error; `force` makes it a
   /// warning and adds the missing `totals:`. Any other disagreement is a warning (older
   /// Callgrinds wrote `summary: 0` for client-request dumps; other writers; hand-edited files).
-  /// Whatever the file said, the records carry the true values: a `totals:` header is delivered
-  /// with what the costs add up to, and a wrong `summary:` gets a corrected `summary:` after the
-  /// body (readers take the last one). Without diagnostics, warnings are not reported.
+  /// A `totals:` header is delivered with what the costs add up to. A wrong `summary:` is
+  /// delivered as the file has it, and only once: callgrind_annotate takes the last `summary:`
+  /// for its percentages, so a corrected second one would change how the profile reads.
+  /// Without diagnostics, warnings are not reported.
   bool force = false;
 };
 

@@ -134,14 +134,8 @@ uint64_t PeekPid(std::string_view head) {
     std::string_view line = head.substr(pos, end - pos);
     pos = end + 1;
     if (line.starts_with("pid:")) {
-      line.remove_prefix(4);
-      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-      uint64_t pid = 0;
-      for (char c : line) {
-        if (c < '0' || c > '9') break;
-        pid = pid * 10 + uint64_t(c - '0');
-      }
-      return pid;
+      // A malformed value names no process: the reader warns about it, nothing is discovered.
+      return ParsePidValue(line.substr(4)).value_or(0);
     }
     // The header ends where the body begins.
     if (line.starts_with("fn=") || line.starts_with("ob=") || line.starts_with("fl=")) break;
@@ -225,17 +219,7 @@ void CheckTerminals(const CliOptions& options, const RunEnvironment& env,
 /// Writes "cg-inject: MESSAGE\n" with control bytes escaped: messages quote input, and a NUL
 /// must not cut one short nor an ESC reach the terminal.
 void PrintMessage(std::FILE* err, std::string_view message) {
-  std::string out = "cg-inject: ";
-  for (char ch : message) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      static const char kHex[] = "0123456789abcdef";
-      out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
-    } else {
-      out += ch;
-    }
-  }
-  out += '\n';
+  std::string out = "cg-inject: " + EscapeControlBytes(message) + "\n";
   std::fwrite(out.data(), 1, out.size(), err);
 }
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <set>
 #include <utility>
@@ -78,6 +79,18 @@ std::vector<SourceSpec> DiscoverSources(uint64_t pid, const DiscoveryRoots& root
     collector.TryAdd(Join(dir, map_name), SourceKind::kPerfMap);
   }
   return found;
+}
+
+std::optional<uint64_t> ParsePidValue(std::string_view value) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  while (!value.empty() && blank(value.front())) value.remove_prefix(1);
+  while (!value.empty() && blank(value.back())) value.remove_suffix(1);
+  uint64_t pid = 0;
+  const char* end = value.data() + value.size();
+  if (value.empty() || value.front() < '0' || value.front() > '9') return std::nullopt;
+  auto [p, ec] = std::from_chars(value.data(), end, pid);
+  if (ec != std::errc() || p != end || pid == 0 || pid > 0xffffffffu) return std::nullopt;
+  return pid;
 }
 
 const char* SourceKindName(SourceKind kind) {

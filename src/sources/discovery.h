@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cg_inject {
@@ -34,6 +36,11 @@ struct DiscoveryRoots {
 /// dir DIR/jit-PID.dump and DIR/perf-PID.map. A file reachable twice (same device and inode) is
 /// listed once.
 std::vector<SourceSpec> DiscoverSources(uint64_t pid, const DiscoveryRoots& roots);
+
+/// The process a profile's `pid:` header names: its value (blanks around it allowed) as a
+/// decimal number in 1..2^32-1. Anything else (`3999991abc`, `-1`, empty) names no process, so
+/// nothing is discovered for it (issue 22: `3999991abc` was read as 3999991 and its map used).
+std::optional<uint64_t> ParsePidValue(std::string_view value);
 
 /// "perf map" or "jitdump", for messages.
 const char* SourceKindName(SourceKind kind);

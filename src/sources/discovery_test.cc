@@ -70,6 +70,17 @@ TEST(DiscoveryTest, FindsEveryConventionalPlaceInOrder) {
   EXPECT_FALSE(found[0].explicit_file);
 }
 
+TEST(DiscoveryTest, PidValues) {
+  EXPECT_EQ(ParsePidValue("4242"), 4242u);
+  EXPECT_EQ(ParsePidValue(" 4242 \r"), 4242u);
+  EXPECT_EQ(ParsePidValue("4294967295"), 4294967295u);
+  // Issue 22: "3999991abc" was read as 3999991 and that process's map used.
+  for (const char* bad : {"3999991abc", "", " ", "0", "-1", "+5", "0x10", "12 34", "4294967296",
+                          "99999999999999999999999"}) {
+    EXPECT_EQ(ParsePidValue(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(DiscoveryTest, NothingThere) {
   ScopedTempDir root;
   DiscoveryRoots roots;

@@ -83,6 +83,12 @@ class Scanner {
       : bytes_(bytes), path_(path), visitor_(visitor), diagnostics_(diagnostics) {}
 
   JitdumpScanStats Run();
+  /// Checks the header's fixed fields (magic, version, header size, flags) in the bytes read
+  /// so far, without the records (a stream is checked before the rest of it is read).
+  void CheckHead() {
+    head_only_ = true;
+    ReadHeader();
+  }
 
  private:
   [[noreturn]] void Fail(uint64_t offset, const std::string& what) const {
@@ -117,6 +123,7 @@ class Scanner {
   JitdumpHeader header_;
   JitdumpScanStats stats_;
   JitdumpDebugInfo debug_info_;  // reused: its entries vector keeps its capacity
+  bool head_only_ = false;       // CheckHead: the bytes are the header's first 40
 };
 
 void Scanner::ReadHeader() {
@@ -154,7 +161,7 @@ void Scanner::ReadHeader() {
   if (header_.header_size < kHeaderSizeV1) {
     Fail(8, "expected a header size of at least 40, got " + std::to_string(header_.header_size));
   }
-  if (header_.header_size > bytes_.size()) {
+  if (!head_only_ && header_.header_size > bytes_.size()) {
     Fail(8, "header size " + std::to_string(header_.header_size) + " is past the end of the " +
                 std::to_string(bytes_.size()) + "-byte file");
   }
@@ -162,7 +169,7 @@ void Scanner::ReadHeader() {
     Fail(32, "unknown header flags " + Hex(header_.flags & ~kJitdumpFlagArchTimestamp) +
                  " (known: 0x1 arch timestamp)");
   }
-  visitor_->OnHeader(header_);
+  if (!head_only_) visitor_->OnHeader(header_);
 }
 
 std::string_view Scanner::CString(std::string_view body, uint64_t offset, uint64_t record_offset,
@@ -415,6 +422,11 @@ bool LooksLikeJitdump(std::string_view bytes) {
   uint32_t magic;
   std::memcpy(&magic, bytes.data(), sizeof magic);
   return magic == kJitdumpMagic || magic == __builtin_bswap32(kJitdumpMagic);
+}
+
+void CheckJitdumpHeader(std::string_view head, std::string_view path) {
+  Scanner scanner(head.substr(0, kHeaderSizeV1), path, nullptr, nullptr);
+  scanner.CheckHead();
 }
 
 JitdumpScanStats ScanJitdump(std::string_view bytes, std::string_view path, JitdumpVisitor* visitor,

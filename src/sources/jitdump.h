@@ -102,6 +102,11 @@ struct JitdumpScanStats {
 /// True when `bytes` starts with the jitdump magic in either byte order.
 bool LooksLikeJitdump(std::string_view bytes);
 
+/// Checks a jitdump's header (magic, version, header size, flags) from its first 40 bytes, so a
+/// stream that is no jitdump is refused before the rest of it is read. Throws InputError as
+/// ScanJitdump does; `head` shorter than 40 bytes is a cut-off header.
+void CheckJitdumpHeader(std::string_view head, std::string_view path);
+
 /// Validates and decodes a whole jitdump. Throws InputError ("PATH: offset N: ...") for a bad
 /// header or a malformed record; a cut-off last record (the file ends inside it) is only a
 /// warning, and every record before it is delivered. A record whose size points past the end

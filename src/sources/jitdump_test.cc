@@ -105,6 +105,32 @@ TEST_F(JitdumpTest, ArchTimestampFlagIsAccepted) {
   EXPECT_EQ(stats.loads, 1);
 }
 
+/// CheckJitdumpHeader's message, or "ok".
+std::string HeadErrorOf(std::string_view head) {
+  try {
+    CheckJitdumpHeader(head, "<stdin>");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "ok";
+}
+
+TEST(JitdumpHeadTest, TheHeaderIsCheckedFromItsFirst40Bytes) {
+  // A stream is refused at its header, before the rest is read (issue 22: --jitdump /dev/zero).
+  EXPECT_EQ(HeadErrorOf(std::string(40, '\0')),
+            "<stdin>: offset 0: expected the jitdump magic 0x4a695444 (\"JiTD\") in either byte "
+            "order, got 0x0");
+  EXPECT_EQ(HeadErrorOf(JitdumpBuilder().Header(62, 1, 0, 2).bytes()),
+            "<stdin>: offset 4: expected jitdump version 1, got 2 (newer than this reader)");
+  EXPECT_EQ(HeadErrorOf(JitdumpBuilder().Header(62, 1, 0, 1, 39).bytes()),
+            "<stdin>: offset 8: expected a header size of at least 40, got 39");
+  // A header size past the bytes read so far is for the whole-file check to judge.
+  EXPECT_EQ(HeadErrorOf(JitdumpBuilder().Header().PatchU32(8, 4096).bytes()), "ok");
+  EXPECT_EQ(HeadErrorOf(JitdumpBuilder(/*swapped=*/true).Header().bytes() + "more"), "ok");
+  EXPECT_EQ(HeadErrorOf(JitdumpBuilder().Header().bytes().substr(0, 20)),
+            "<stdin>: offset 20: header cut off: expected 40 bytes, got 20");
+}
+
 TEST_F(JitdumpTest, HeaderErrors) {
   EXPECT_EQ(ErrorOf(JitdumpBuilder().Header(62, 1, 0, 2).bytes()),
             "jit-1234.dump: offset 4: expected jitdump version 1, got 2 (newer than this reader)");

@@ -45,7 +45,7 @@ constexpr bool IsHex(char c) { return kHexDigit[static_cast<unsigned char>(c)]; 
 // Shows at most 40 bytes of a bad field in a message.
 std::string Quote(std::string_view text) {
   std::string quoted = "'";
-  quoted.append(text.substr(0, 40));
+  quoted.append(EscapeControlBytes(text.substr(0, 40), /*escape_backslash=*/true));
   if (text.size() > 40) quoted.append("...");
   quoted.push_back('\'');
   return quoted;
@@ -187,6 +187,10 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
     std::string_view line = bytes.substr(pos, end - pos);
     pos = end + 1;
     ++stats.lines;
+    if (line.size() >= kMaxPerfMapLineSize) {
+      ThrowAtLine(path, uint64_t(stats.lines),
+                  "expected a line shorter than 64 MiB, got a longer one");
+    }
     if (done_with && pos >= next_done) {
       done_with(next_done);
       next_done += kDoneStep;

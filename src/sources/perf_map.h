@@ -2,6 +2,7 @@
 // one `START SIZE name` line per piece of code (linux tools/perf/Documentation/jit-interface.txt).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -40,11 +41,17 @@ struct PerfMapStats {
   int64_t blank_lines = 0;  // empty lines, ignored
 };
 
+/// The longest perf-map line read, as the Callgrind reader caps its lines: a longer one is an
+/// error, so a stream without newlines (`--perf-map /dev/stdin < /dev/zero`) fails with bounded
+/// memory instead of growing until the machine runs out.
+constexpr size_t kMaxPerfMapLineSize = size_t{64} << 20;
+
 /// Reads perf-map `bytes` and adds one CodeVersion per good line to `index`, in file order, with
 /// CodeVersion::source = `source`. Malformed lines are skipped and reported as
 /// "PATH:LINE: reason" under the kind "perf-map: bad line". A torn line gives both of its
 /// entries, the first with its name cut off, reported under "perf-map: torn line". Throws
-/// InputError only when the file has lines but none of them parses.
+/// InputError when the file has lines but none of them parses, and for a line of
+/// kMaxPerfMapLineSize bytes or more.
 /// `done_with(n)` (optional) is called every few megabytes: the reader will not read bytes before
 /// offset n again.
 PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t source,

@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "cg_inject/error.h"
@@ -34,6 +36,70 @@ bool SameContent(const std::string& a, const std::string& b) {
   std::string_view va = ma ? ma->bytes() : std::string_view(ra = ReadWholeFile(a));
   std::string_view vb = mb ? mb->bytes() : std::string_view(rb = ReadWholeFile(b));
   return va == vb;
+}
+
+/// Refuses a source that is neither a regular file nor a pipe (stdin included): a device such as
+/// /dev/zero or /dev/urandom never ends, and a directory or socket holds no map.
+void RequireFileOrPipe(const std::string& path) {
+  struct stat st;
+  int rc = path == "-" ? fstat(0, &st) : stat(path.c_str(), &st);
+  if (rc != 0) ThrowSystemError("stat", path, errno);
+  const char* what = S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) ? nullptr
+                     : S_ISCHR(st.st_mode)                       ? "a character device"
+                     : S_ISBLK(st.st_mode)                       ? "a block device"
+                     : S_ISDIR(st.st_mode)                       ? "a directory"
+                     : S_ISSOCK(st.st_mode)                      ? "a socket"
+                                                                 : "a special file";
+  if (what != nullptr) {
+    ThrowForFile(path, std::string("expected a regular file or a pipe, got ") + what);
+  }
+}
+
+/// Reads a source that is not mapped (a pipe, stdin, a compressed file) with a bound: a jitdump's
+/// header is checked as soon as its 40 bytes are in, and a perf map line may not reach 64 MiB,
+/// so an endless stream that is neither fails at once instead of filling memory.
+std::string ReadSourceStream(ByteSource& in, SourceKind kind) {
+  std::string data;
+  size_t chunk = 1 << 16;
+  bool decided = false;
+  bool perf_map = false;
+  size_t line_start = 0;  // of the perf-map line being read
+  size_t scanned = 0;     // bytes searched for newlines
+  uint64_t line_no = 1;
+  for (;;) {
+    size_t old = data.size();
+    data.resize(old + chunk);
+    size_t n = in.Read(data.data() + old, chunk);
+    data.resize(old + n);
+    if (!decided && (data.size() >= 40 || n == 0)) {
+      decided = true;
+      bool jitdump = LooksLikeJitdump(data);
+      // A jitdump named with --perf-map is refused by the caller, with all it needs here.
+      if (kind == SourceKind::kPerfMap && jitdump) return data;
+      if (kind == SourceKind::kJitdump || jitdump) {
+        CheckJitdumpHeader(data, in.display_name());
+      } else {
+        perf_map = true;
+      }
+    }
+    if (perf_map) {
+      for (;;) {
+        const void* newline = std::memchr(data.data() + scanned, '\n', data.size() - scanned);
+        if (newline == nullptr) break;
+        line_start = static_cast<size_t>(static_cast<const char*>(newline) - data.data()) + 1;
+        scanned = line_start;
+        ++line_no;
+      }
+      scanned = data.size();
+      if (data.size() - line_start >= kMaxPerfMapLineSize) {
+        ThrowAtLine(in.display_name(), line_no,
+                    "expected a line shorter than 64 MiB, got a longer one");
+      }
+    }
+    if (n == 0) break;
+    if (chunk < (1 << 24)) chunk *= 2;
+  }
+  return data;
 }
 
 }  // namespace
@@ -125,17 +191,19 @@ std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs
     std::string_view view;
     if (mapped) {
       view = mapped->bytes();
+      // Stored captures keep big maps and dumps zstd-compressed; the zstd magics cannot start a
+      // perf map line or a jitdump, so they are safe to recognize here.
+      if (StartsWithZstdFrame(view)) {
+        std::unique_ptr<ByteSource> plain = OpenMemoryInput(view, spec.path);
+        bytes = ReadSourceStream(*plain, spec.kind);
+        view = bytes;
+        mapped.reset();
+      }
     } else {
-      bytes = ReadWholeFile(spec.path);
+      RequireFileOrPipe(spec.path);
+      std::unique_ptr<ByteSource> in = OpenInput(spec.path);  // decompresses zstd
+      bytes = ReadSourceStream(*in, spec.kind);
       view = bytes;
-    }
-    // Stored captures keep big maps and dumps zstd-compressed; the zstd magic cannot start a perf
-    // map line or a jitdump, so it is safe to recognize here.
-    if (view.starts_with("\x28\xb5\x2f\xfd")) {
-      std::unique_ptr<ByteSource> plain = OpenMemoryInput(view, spec.path);
-      bytes = ReadAll(*plain);
-      view = bytes;
-      mapped.reset();
     }
     // A jitdump's code bytes stay where they are, in bytes the index adopts, so they are not
     // held twice; a perf map's names are copied, so its bytes are dropped here.

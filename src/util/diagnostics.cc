@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "cg_inject/error.h"
+
 namespace cg_inject {
 
 void Diagnostics::Warn(std::string_view kind, std::string message) {
@@ -55,15 +57,7 @@ void Diagnostics::AppendSummary(std::string* out) const {
     for (const std::string& message : k.first_messages) {
       out->append("warning: ");
       // Messages may quote input: control bytes are escaped so none reaches the terminal.
-      for (char ch : message) {
-        unsigned char c = static_cast<unsigned char>(ch);
-        if (c < 0x20 || c == 0x7f) {
-          static const char kHex[] = "0123456789abcdef";
-          *out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
-        } else {
-          out->push_back(ch);
-        }
-      }
+      out->append(EscapeControlBytes(message));
       out->push_back('\n');
     }
     int64_t rest = k.count - static_cast<int64_t>(k.first_messages.size());

@@ -22,6 +22,44 @@ TEST(DiagnosticsTest, KeepsFirstMessagesAndCountsTheRest) {
             "warning: perf-map: bad line: and 2 more\nwarning: j:1\n");
 }
 
+TEST(ErrorTest, ControlBytesAreEscapedAndOtherTextKept) {
+  // C0, DEL, C1 raw and as UTF-8 (U+0085, U+009B), a byte-order mark: escaped (issue 22).
+  EXPECT_EQ(EscapeControlBytes(std::string_view("a\0b\x1b[2J\x7f", 8)), "a\\x00b\\x1b[2J\\x7f");
+  EXPECT_EQ(EscapeControlBytes("\x9b"
+                               "31m \xc2\x85 \xc2\x9b"
+                               "2J"),
+            "\\x9b31m \\xc2\\x85 \\xc2\\x9b2J");
+  EXPECT_EQ(EscapeControlBytes("\xef\xbb\xbf# callgrind"), "\\xef\\xbb\\xbf# callgrind");
+  // UTF-8 whose continuation bytes are 0x80-0x9f, U+00A0 and up, Latin-1 letters: kept.
+  EXPECT_EQ(EscapeControlBytes("\xc4\x80 \xe2\x80\x9c \xc2\xa0 \xe9t\xe9"),
+            "\xc4\x80 \xe2\x80\x9c \xc2\xa0 \xe9t\xe9");
+  // A sequence cut short: its lead byte is kept, the C1 byte after it escaped.
+  EXPECT_EQ(EscapeControlBytes("\xe2\x80"), "\xe2\\x80");
+  EXPECT_EQ(EscapeControlBytes("a\\b"), "a\\b");
+  EXPECT_EQ(EscapeControlBytes("a\\b", /*escape_backslash=*/true), "a\\\\b");
+}
+
+TEST(ErrorTest, MessagesHoldNoNulToCutThemShort) {
+  // what() is a C string: a NUL quoted from the input ended the message there ("got 'ab").
+  try {
+    ThrowForFile("m.map", std::string("got 'ab\0cd'\xc2\x9b", 13));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "m.map: got 'ab\\x00cd'\\xc2\\x9b");
+  }
+}
+
+TEST(DiagnosticsTest, WarningsEscapeC1Controls) {
+  Diagnostics diag;
+  diag.Warn("k",
+            "x.cg:3: got '\x9b"
+            "2J\xc2\x9b"
+            "31m'");
+  std::string summary;
+  diag.AppendSummary(&summary);
+  EXPECT_EQ(summary, "warning: x.cg:3: got '\\x9b2J\\xc2\\x9b31m'\n");
+}
+
 TEST(ErrorTest, MessagesAreLocated) {
   try {
     ThrowAtLine("a.out", 12, "expected X, got Y");

@@ -1,8 +1,9 @@
 // Input side of io.h: plain files, stdin, memory, and transparent zstd decompression.
 //
 // OpenInput/OpenMemoryInput read the first four bytes and replay them, so detection works on
-// pipes too. zstd input is recognized by the frame magic 28 B5 2F FD, never by the file name;
-// several concatenated frames (what `zstd a b > c` or pzstd write) decode as one stream.
+// pipes too. zstd input is recognized by the frame magic 28 B5 2F FD or a skippable frame's
+// 5? 2A 4D 18 (pzstd writes one first), never by the file name; several concatenated frames
+// (what `zstd a b > c` or pzstd write) decode as one stream.
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -147,13 +148,22 @@ std::unique_ptr<ByteSource> DetectCompression(std::unique_ptr<ByteSource> raw) {
     have += n;
   }
   prefix.resize(have);
-  bool zstd = have == 4 && std::memcmp(prefix.data(), kZstdMagic, 4) == 0;
+  bool zstd = StartsWithZstdFrame(prefix);
   auto replay = std::make_unique<PrefixedSource>(std::move(raw), std::move(prefix));
   if (zstd) return ReadAhead(std::make_unique<ZstdSource>(std::move(replay)));
   return replay;
 }
 
 }  // namespace
+
+bool StartsWithZstdFrame(std::string_view bytes) {
+  if (bytes.size() < 4) return false;
+  if (std::memcmp(bytes.data(), kZstdMagic, 4) == 0) return true;
+  // A skippable frame (magic 0x184D2A50..5F, little-endian) holds no data; pzstd starts its
+  // output with one, and libzstd's stream decoder steps over it.
+  return (static_cast<unsigned char>(bytes[0]) & 0xF0) == 0x50 &&
+         bytes.substr(1, 3) == "\x2A\x4D\x18";
+}
 
 std::unique_ptr<ByteSource> PrependBytes(std::string prefix, std::unique_ptr<ByteSource> rest) {
   return std::make_unique<PrefixedSource>(std::move(rest), std::move(prefix));

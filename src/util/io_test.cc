@@ -97,6 +97,30 @@ TEST(InputTest, ConcatenatedZstdFramesDecodeAsOneStream) {
   EXPECT_EQ(ReadInChunks(*src), "first frame\nsecond frame\n");
 }
 
+/// A zstd skippable frame (magic 0x184D2A5N, little-endian, then a 4-byte length) of `payload`.
+std::string SkippableFrame(unsigned nibble, std::string_view payload) {
+  std::string frame = {static_cast<char>(0x50 | nibble), 0x2A, 0x4D, 0x18};
+  uint32_t size = static_cast<uint32_t>(payload.size());
+  for (int i = 0; i < 4; ++i) frame += static_cast<char>(size >> (8 * i) & 0xff);
+  return frame + std::string(payload);
+}
+
+TEST(InputTest, SkippableFrameFirstIsZstd) {
+  // pzstd writes a skippable frame (its frame sizes) before the data frames (issue 22).
+  for (unsigned nibble : {0u, 7u, 15u}) {
+    std::string packed = SkippableFrame(nibble, std::string(12, '\x01')) + Compress("a\n") +
+                         SkippableFrame(0, "") + Compress("b\n");
+    EXPECT_TRUE(StartsWithZstdFrame(packed));
+    auto src = OpenMemoryInput(packed, "p.zst");
+    EXPECT_EQ(ReadInChunks(*src), "a\nb\n");
+  }
+  // Not a skippable frame: another high nibble, or another byte after it.
+  EXPECT_FALSE(StartsWithZstdFrame(std::string_view("\x60\x2A\x4D\x18", 4)));
+  EXPECT_FALSE(StartsWithZstdFrame(std::string_view("\x50\x2A\x4D\x19", 4)));
+  EXPECT_FALSE(StartsWithZstdFrame(std::string_view("\x50\x2A\x4D", 3)));
+  EXPECT_FALSE(StartsWithZstdFrame("# callgrind format\n"));
+}
+
 TEST(InputTest, TruncatedZstdIsAnError) {
   std::string packed = Compress(std::string(100000, 'a') + "tail");
   packed.resize(packed.size() - 3);
