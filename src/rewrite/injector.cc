@@ -211,6 +211,8 @@ void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
 }
 
 bool Injector::Impl::MisplacedTarget(const FunctionKey& target) const {
+  // Without sources nothing is renamed: the profile passes through as it was read.
+  if (index_.empty()) return false;
   if (target.object != unknown_name_ && target.object != 0) return false;
   if (target.function == 0) return false;
   JitName jit;

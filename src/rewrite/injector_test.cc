@@ -681,6 +681,29 @@ calls=1 0x500
   ExpectCloneCalledInLibc();
 }
 
+// With no code in any source nothing is renamed: such a call passes through as it was read.
+TEST_F(InjectorTest, CallWithoutCobPassesThroughWithoutSources) {
+  AddSource(kJit);
+  Run(R"(positions: instr
+events: Ir
+ob=(1) ???
+fl=(1) ???
+fn=(3) 0x0000000000009000
+0x9000 2
+cfi=(2) clone.S
+cfn=(2) clone
+calls=1 0x500
+0x9004 7
+ob=(2) /lib/libc.so
+fl=(2)
+fn=(2)
+0x500 7
+)");
+  const auto& other = F("???|???|0x0000000000009000");
+  EXPECT_EQ(other.calls.count("???|clone.S|clone"), 1u) << out_.text();
+  EXPECT_EQ(other.calls.count("/lib/libc.so|clone.S|clone"), 0u) << out_.text();
+}
+
 // Rule 5: a line table gives each cost line its file and line; `instr`-only input gets a line
 // column.
 TEST_F(InjectorTest, LineTableGivesFileAndLine) {
