@@ -303,7 +303,8 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     downstream_->OnCall(out);
     target_entry.pass_called = true;
   };
-  // A misplaced target whose real function's block came already: called by that function's name.
+  // A misplaced target whose real function's block came already, or an unnamed JIT block's id
+  // under another cob=: called by that function's name.
   // (The input's text names the target by an id or object the output reads otherwise.)
   auto forward_to = [&](const FunctionKey& real) {
     CallRecord out = call;
@@ -334,6 +335,11 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
     Defer();
     removed_acc_.CallCost(call.inclusive);
+    return;
+  }
+  if (FunctionKey block; in_.IsUnnamedJitBlock(target, &block)) {
+    EmitPassHeader();
+    forward_to(block);
     return;
   }
   if (MisplacedTarget(target)) {

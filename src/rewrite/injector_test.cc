@@ -623,6 +623,30 @@ fn=(1)
   ExpectCallFromBeamEntersF();
 }
 
+// The same for JIT code no source covers: the call enters the `???` block its id was bound to.
+TEST_F(InjectorTest, UnnamedJitIdUnderAnotherObjectIsThatBlock) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.erl", 3);
+  Run(R"(positions: instr
+events: Ir
+ob=(1) ???
+fl=(1) ???
+fn=(1) 0x0000000000003000
+0x3000 5
+ob=(2) /bin/beam
+fl=(2) beam.c
+fn=(2) schedule
+0x400 1
+cob=(2)
+cfn=(1)
+calls=1 0x3000
+0x404 5
+)");
+  const auto& schedule = F("/bin/beam|beam.c|schedule");
+  ASSERT_EQ(schedule.calls.count("???|???|0x0000000000003000"), 1u) << out_.text();
+  EXPECT_EQ(schedule.calls.count("/bin/beam|beam.c|0x0000000000003000"), 0u) << out_.text();
+}
+
 // Issue 23 item 3 (Erlang): a JIT block calls libc's clone with no cob= (Callgrind left it
 // out), so the target reads as `???`'s clone, and libc's block of clone comes later. The call
 // must name the function that has the block: no call target without a block appears.
