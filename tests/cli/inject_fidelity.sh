@@ -79,10 +79,10 @@ for dir in "$SOURCE_ROOT"/tests/data/fidelity/*/; do
   dir=${dir%/}
   name=fidelity/$(basename "$dir")
   maps=("$dir"/perf-*.map)
-  expect_exit 0 "$CG_INJECT" --no-discover -q --perf-map "${maps[0]}" -i "$dir/callgrind.out" \
+  expect_exit 0 "$CG_INJECT" --no-discover -q --perf-map "${maps[0]}" -i "$dir/profile.callgrind" \
     -o "$scratch/fid.out" --callgraph "$scratch/fid.json" || continue
   for side in in out; do
-    file=$dir/callgrind.out
+    file=$dir/profile.callgrind
     [[ $side == out ]] && file=$scratch/fid.out
     python3 "$model" --blockless "$file" >"$scratch/kc.$side"
     python3 "$here/annotate_blockless.py" "$file" >"$scratch/ann.$side"
