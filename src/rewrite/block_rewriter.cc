@@ -291,6 +291,7 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   if (!in_.IsJitTarget(key.target, &target_addr, &suffix, &found)) {
     out_key.target = key.target;
     out_key.target_pos = columns_.Plain(key.target_pos);
+    in_.IsUnnamedJitBlock(key.target, &out_key.target);  // its `???` block, when it had one
     if (MisplacedTarget(key.target) && !RealTarget(key.target, &out_key.target)) {
       // Its real function's block may come later in the part.
       PendingCall& p = pending_.Add(key.target);

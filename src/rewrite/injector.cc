@@ -213,6 +213,8 @@ void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
 }
 
 bool Injector::Impl::MisplacedTarget(const FunctionKey& target) const {
+  // Without sources nothing is renamed: the profile passes through as it was read.
+  if (index_.empty()) return false;
   if (target.object != unknown_name_ && target.object != 0) return false;
   if (target.function == 0) return false;
   JitName jit;
@@ -304,7 +306,8 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     downstream_->OnCall(out);
     target_entry.pass_called = true;
   };
-  // A misplaced target whose real function's block came already: called by that function's name.
+  // A misplaced target whose real function's block came already, or an unnamed JIT block's id
+  // under another cob=: called by that function's name.
   // (The input's text names the target by an id or object the output reads otherwise.)
   auto forward_to = [&](const FunctionKey& real) {
     CallRecord out = call;
@@ -335,6 +338,11 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
     Defer();
     removed_acc_.CallCost(call.inclusive);
+    return;
+  }
+  if (FunctionKey block; in_.IsUnnamedJitBlock(target, &block)) {
+    EmitPassHeader();
+    forward_to(block);
     return;
   }
   if (MisplacedTarget(target)) {

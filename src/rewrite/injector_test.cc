@@ -623,6 +623,30 @@ fn=(1)
   ExpectCallFromBeamEntersF();
 }
 
+// The same for JIT code no source covers: the call enters the `???` block its id was bound to.
+TEST_F(InjectorTest, UnnamedJitIdUnderAnotherObjectIsThatBlock) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "f", "f.erl", 3);
+  Run(R"(positions: instr
+events: Ir
+ob=(1) ???
+fl=(1) ???
+fn=(1) 0x0000000000003000
+0x3000 5
+ob=(2) /bin/beam
+fl=(2) beam.c
+fn=(2) schedule
+0x400 1
+cob=(2)
+cfn=(1)
+calls=1 0x3000
+0x404 5
+)");
+  const auto& schedule = F("/bin/beam|beam.c|schedule");
+  ASSERT_EQ(schedule.calls.count("???|???|0x0000000000003000"), 1u) << out_.text();
+  EXPECT_EQ(schedule.calls.count("/bin/beam|beam.c|0x0000000000003000"), 0u) << out_.text();
+}
+
 // Issue 23 item 3 (Erlang): a JIT block calls libc's clone with no cob= (Callgrind left it
 // out), so the target reads as `???`'s clone, and libc's block of clone comes later. The call
 // must name the function that has the block: no call target without a block appears.
@@ -679,6 +703,29 @@ calls=1 0x500
 0x9004 7
 )");
   ExpectCloneCalledInLibc();
+}
+
+// With no code in any source nothing is renamed: such a call passes through as it was read.
+TEST_F(InjectorTest, CallWithoutCobPassesThroughWithoutSources) {
+  AddSource(kJit);
+  Run(R"(positions: instr
+events: Ir
+ob=(1) ???
+fl=(1) ???
+fn=(3) 0x0000000000009000
+0x9000 2
+cfi=(2) clone.S
+cfn=(2) clone
+calls=1 0x500
+0x9004 7
+ob=(2) /lib/libc.so
+fl=(2)
+fn=(2)
+0x500 7
+)");
+  const auto& other = F("???|???|0x0000000000009000");
+  EXPECT_EQ(other.calls.count("???|clone.S|clone"), 1u) << out_.text();
+  EXPECT_EQ(other.calls.count("/lib/libc.so|clone.S|clone"), 0u) << out_.text();
 }
 
 // Rule 5: a line table gives each cost line its file and line; `instr`-only input gets a line

@@ -77,6 +77,16 @@ bool InputFunctions::IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_
   return true;
 }
 
+bool InputFunctions::IsUnnamedJitBlock(const FunctionKey& key, FunctionKey* jit_key) {
+  if (IsUnknownObject(names_->Text(key.object))) return false;
+  JitName jit;
+  if (!ParseJitFunctionName(names_->Text(key.function), &jit)) return false;
+  const uint32_t* index = index_.find(AsJitKey(key));
+  if (!index || functions_[*index].jit) return false;
+  *jit_key = functions_[*index].key;
+  return true;
+}
+
 FunctionKey InputFunctions::AsJitKey(const FunctionKey& key) {
   if (unknown_ == 0) unknown_ = names_->Intern("???").id;
   return FunctionKey{unknown_, unknown_, key.function};

@@ -67,6 +67,11 @@ class InputFunctions {
   /// had a block, else -1.
   bool IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_t* suffix, int* known = nullptr);
 
+  /// Whether `key` is an address name under a real object whose `???` block (no source covers
+  /// it) this part has had: the id that block bound, used under another cob=. `*jit_key` is then
+  /// that block's key, the function consumers mean.
+  bool IsUnnamedJitBlock(const FunctionKey& key, FunctionKey* jit_key);
+
   /// How the first block of entry `i` was split among reused versions (rare), or null.
   const ReuseSplit* SplitOf(int i) const {
     auto it = splits_.find(i);

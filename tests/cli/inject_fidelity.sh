@@ -82,10 +82,10 @@ for dir in "$SOURCE_ROOT"/tests/data/fidelity/*/; do
   # unit tests).
   [[ -e $dir/callgrind.out ]] || continue
   maps=("$dir"/perf-*.map)
-  expect_exit 0 "$CG_INJECT" --no-discover -q --perf-map "${maps[0]}" -i "$dir/callgrind.out" \
+  expect_exit 0 "$CG_INJECT" --no-discover -q --perf-map "${maps[0]}" -i "$dir/profile.callgrind" \
     -o "$scratch/fid.out" --callgraph "$scratch/fid.json" || continue
   for side in in out; do
-    file=$dir/callgrind.out
+    file=$dir/profile.callgrind
     [[ $side == out ]] && file=$scratch/fid.out
     python3 "$model" --blockless "$file" >"$scratch/kc.$side"
     python3 "$here/annotate_blockless.py" "$file" >"$scratch/ann.$side"
@@ -93,7 +93,8 @@ for dir in "$SOURCE_ROOT"/tests/data/fidelity/*/; do
   for reading in kc ann; do
     if (($(wc -l <"$scratch/$reading.out") > $(wc -l <"$scratch/$reading.in"))); then
       fail "$name: more call targets without a function block after injection ($reading)"
-      diff "$scratch/$reading.in" "$scratch/$reading.out" | head -n 8 >&2
+      diff "$scratch/$reading.in" "$scratch/$reading.out" >"$scratch/diff" || true
+      head -n 8 "$scratch/diff" >&2
     fi
   done
   if [[ -e $dir/expected-inclusive ]]; then
