@@ -78,9 +78,9 @@ cases=0
 for dir in "$SOURCE_ROOT"/tests/data/fidelity/*/; do
   dir=${dir%/}
   name=fidelity/$(basename "$dir")
-  # A case is a directory with callgrind.out and its perf map (others hold jitdump cases of the
-  # unit tests).
-  [[ -e $dir/callgrind.out ]] || continue
+  # A case is a directory with profile.callgrind and its perf map (erlang/ holds a jitdump case
+  # of cli-fidelity_lines).
+  [[ -e $dir/profile.callgrind ]] || continue
   maps=("$dir"/perf-*.map)
   expect_exit 0 "$CG_INJECT" --no-discover -q --perf-map "${maps[0]}" -i "$dir/profile.callgrind" \
     -o "$scratch/fid.out" --callgraph "$scratch/fid.json" || continue
