@@ -20,11 +20,12 @@ extern "C" void OnSignal(int signo) {
 }
 
 extern "C" void OnBusError(int) {
-  // Symbol sources are memory-mapped (sources/mapped_file.h); a file cut shorter while mapped
-  // faults on access. That is a bad input, not a crash: say so, leave nothing behind.
+  // Symbol sources and the real objects ob= names are memory-mapped (sources/mapped_file.h,
+  // elf/elf_reader.cc); a file cut shorter while mapped faults on access. That is a bad input, not
+  // a crash: say so, leave nothing behind.
   static constexpr char kMessage[] =
-      "cg-inject: a perf map or jitdump became shorter while it was read (SIGBUS); no output "
-      "written\n";
+      "cg-inject: an input file (a perf map, a jitdump or an ob= object) became shorter while "
+      "it was read (SIGBUS); no output written\n";
   cg_inject::RemovePendingOutputsFromSignalHandler();
   ssize_t ignored = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
   (void)ignored;

@@ -286,10 +286,11 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
     if (stats.overflowing_call_edges > 0) {
       diagnostics->Warn("callgrind: call tracking broke",
                         p.input + ": " + std::to_string(stats.overflowing_call_edges) +
-                            " call edges cost more than their whole part: Callgrind missed "
-                            "returns (code jumping into another function, a runtime switching "
-                            "stacks), so self costs are exact but inclusive costs and the call "
-                            "graph are not");
+                            " call edges cost more than their whole part: Callgrind's call "
+                            "tracking most likely missed returns (code jumping into another "
+                            "function, a runtime switching stacks; deep recursion through other "
+                            "functions can also do it), so self costs are exact but inclusive "
+                            "costs and the call graph may not be");
     }
     for (const std::string& v : stats.invariant_violations) {
       *said += "cg-inject: " + p.input + ": consistency check failed: " + v + "\n";

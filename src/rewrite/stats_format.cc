@@ -79,8 +79,8 @@ void AppendStatsText(const InjectStats& s, std::string* out) {
   if (s.overflowing_call_edges > 0)
     AppendF(out,
             "cg-inject: call edges worth more than their whole part: %" PRId64
-            " (Callgrind's call tracking broke: self costs are exact, inclusive costs and the "
-            "call graph are not)\n",
+            " (Callgrind's call tracking most likely broke: self costs are exact, inclusive "
+            "costs and the call graph may not be)\n",
             s.overflowing_call_edges);
   if (s.object_code_lines > 0)
     AppendF(out,

@@ -43,7 +43,7 @@ bool SameContent(const std::string& a, const std::string& b) {
 void RequireFileOrPipe(const std::string& path) {
   struct stat st;
   int rc = path == "-" ? fstat(0, &st) : stat(path.c_str(), &st);
-  if (rc != 0) ThrowSystemError("stat", path, errno);
+  if (rc != 0) return;  // the open that follows says why, as it always has
   const char* what = S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) ? nullptr
                      : S_ISCHR(st.st_mode)                       ? "a character device"
                      : S_ISBLK(st.st_mode)                       ? "a block device"
@@ -57,7 +57,8 @@ void RequireFileOrPipe(const std::string& path) {
 
 /// Reads a source that is not mapped (a pipe, stdin, a compressed file) with a bound: a jitdump's
 /// header is checked as soon as its 40 bytes are in, and a perf map line may not reach 64 MiB,
-/// so an endless stream that is neither fails at once instead of filling memory.
+/// so an endless stream of garbage fails early. The total is not capped: a pipe that goes on
+/// sending well-formed perf-map lines or jitdump records is read as long as it sends.
 std::string ReadSourceStream(ByteSource& in, SourceKind kind) {
   std::string data;
   size_t chunk = 1 << 16;
@@ -186,6 +187,9 @@ std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs
     const SourceSpec& spec = specs[i];
     // Mapped, not read: a big map or dump is not copied into the heap, and what a reader is done
     // with leaves the resident set as it goes (MappedFile::Release). stdin and pipes are read.
+    // Checked before anything opens it: a device would be opened (and a tape or terminal can
+    // block there) only to be refused.
+    RequireFileOrPipe(spec.path);
     std::shared_ptr<MappedFile> mapped = MappedFile::TryOpen(spec.path);
     std::string bytes;
     std::string_view view;
@@ -200,7 +204,6 @@ std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs
         mapped.reset();
       }
     } else {
-      RequireFileOrPipe(spec.path);
       std::unique_ptr<ByteSource> in = OpenInput(spec.path);  // decompresses zstd
       bytes = ReadSourceStream(*in, spec.kind);
       view = bytes;

@@ -37,10 +37,10 @@ LoadedSource LoadSymbolSourceBytes(std::string_view bytes, const std::string& pa
                                    SymbolIndex* index, Diagnostics* diagnostics,
                                    const std::function<void(size_t)>& done_with = {});
 
-/// Reads every file with ReadWholeFile, in order, loads it, then calls index->Finish(). Files with
-/// the same content (same file, or equal bytes) are loaded once, as the last of them; the others
-/// are listed in its `copies` and `details`.
-/// Throws InputError for the first file that cannot be read or parsed.
+/// Maps every file (or reads it with a bound: pipes, stdin, zstd), in order, loads it, then calls
+/// index->Finish(). Files with the same content (same file, or equal bytes) are loaded once, as the
+/// last of them; the others are listed in its `copies` and `details`. Throws InputError for the
+/// first file that cannot be read or parsed.
 std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs,
                                             SymbolIndex* index, Diagnostics* diagnostics);
 

@@ -119,7 +119,7 @@ got=0
 checked=$((checked + 1))
 
 # pzstd output starts with a skippable frame (issue 22 item 12): read as zstd, like zstd -dc.
-pzstd -q -c "$bad/complete.cg" >"$scratch/pzstd.cg.zst" 2>/dev/null
+pzstd -q -c "$bad/complete.cg" >"$scratch/pzstd.cg.zst" || fail "pzstd (Debian's zstd package) failed"
 [[ $(head -c 4 "$scratch/pzstd.cg.zst" | od -An -tx1 | tr -d ' ') == 5?2a4d18 ]] ||
   fail "pzstd wrote no skippable frame first: $(head -c 4 "$scratch/pzstd.cg.zst" | od -An -tx1)"
 "$CG_INJECT" --no-discover -i "$scratch/pzstd.cg.zst" -o "$scratch/pzstd.out" 2>"$scratch/err" ||

@@ -33,7 +33,7 @@ case $runtime in
 esac
 "$vg/bin/valgrind" --tool=callgrind --dump-instr=yes --collect-jumps=yes \
   --callgrind-out-file="$tmp/callgrind.out.%p" "${cmd[@]}" >stdout.txt 2>valgrind.txt ||
-  { cat valgrind.txt; echo "FAIL: $runtime: status $? under Callgrind"; exit 1; }
+  { rc=$?; cat valgrind.txt; echo "FAIL: $runtime: status $rc under Callgrind"; exit 1; }
 # The program's own output: it ran to the end.
 case $runtime in
   php) expected=43200 ;;

@@ -88,6 +88,9 @@ def main():
     ap.add_argument('--max', type=float, help='exit 1 if a function is above PERCENT inclusive')
     ap.add_argument('--top', type=int, default=10)
     ap.add_argument('--event', default=None, help='event name (default: the first)')
+    ap.add_argument('--expect-over', action='store_true',
+                    help='with --max: exit 0 only if some function IS above PERCENT (a negative '
+                         'control: a missing file or a crash still fails)')
     ap.add_argument('profile', nargs='+')
     args = ap.parse_args()
     status = 0
@@ -107,7 +110,11 @@ def main():
             for (ob, name), v in over:
                 print(f'inclusive.py: {path}: {ob}:{name} has {100.0 * v / total:.2f}% inclusive '
                       f'cost, expected at most {args.max}%', file=sys.stderr)
-            if over:
+            if over != [] and not args.expect_over:
+                status = 1
+            if over == [] and args.expect_over:
+                print(f'inclusive.py: {path}: expected a function above {args.max}% inclusive, '
+                      f'found none', file=sys.stderr)
                 status = 1
     sys.exit(status)
 
