@@ -45,6 +45,7 @@ expect_out=
 source_glob=
 names=()
 min_before=1  # the JIT cases' unnamed share before injection, in percent, at least
+min_jit_with_moved=  # PHP: unnamed share + cost lines moved to the code that ran, in percent
 covered_only=0  # 1: the < 0.1% left unnamed counts only code the map or dump covers
 data=$here/../../data
 case $case_name in
@@ -83,7 +84,12 @@ case $case_name in
       program=(php -d opcache.jit=function prog.php)
       names=("^ *[0-9,]+ .*prog\.php:\{main\} \[" "^ *[0-9,]+ .*:fib \[" "^ *[0-9,]+ .*:Calc::fib \[")
     fi
-    expect_out='2584 987 59997'; source_glob='jit-*.dump' ;;
+    expect_out='2584 987 59997'; source_glob='jit-*.dump'
+    # Under the bundled Valgrind (patch 0005) opcache enters its JIT code by jumps that are no
+    # calls, so that code's cost lines sit in execute_ex's blocks, not in ob=??? ones (stock 3.19:
+    # 3% of the run unnamed before injection; bundled: 0.03%). What ran in JIT code is then the
+    # unnamed share plus what cg-inject moved to the code that ran (its stats line), at least 1%.
+    min_before=0; min_jit_with_moved=1 ;;
   erlang)
     command -v erlc >/dev/null || fail "erlc is not installed (erlang-base)"
     erlc "$data/erlang/jitprobe.erl"
@@ -148,17 +154,17 @@ echo "# after:  $after"
 total() { echo "$1" | sed -n 's/^total \([0-9]*\) .*/\1/p'; }
 pct() { echo "$1" | sed -n 's/.*unknown [0-9]* (\([0-9.]*\)%).*/\1/p'; }
 [ "$(total "$before")" = "$(total "$after")" ] || fail "totals differ"
-# callgrind_annotate's PROGRAM TOTALS come from summary:/totals:. The output's are the true sum of
-# its costs; Callgrind stopped by SIGINT can write a summary: a few hundred Ir off its costs
-# (measured: 645,378,639 for costs of 645,378,996), so the raw file's may differ.
+# callgrind_annotate's PROGRAM TOTALS (and its percentages) come from summary:. Callgrind stopped by
+# SIGINT can write a summary: a few hundred Ir off its costs (measured: 645,378,639 for costs of
+# 645,378,996); the output keeps the input's summary: as it is (issue 23 item 6), so the result
+# reads in callgrind_annotate as the raw file does, and its totals: is the true sum of its costs.
 ann() { callgrind_annotate "$1" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,; }
 ann_after=$(ann "$raw.jit")
-[ -n "$ann_after" ] && [ "$ann_after" = "$(total "$before")" ] ||
-  fail "callgrind_annotate's totals of the result, '$ann_after', are not the raw costs' $(total "$before")"
-if [ "$case_name" != interrupt ]; then
-  [ "$(ann "$raw")" = "$ann_after" ] ||
-    fail "callgrind_annotate totals differ: '$(ann "$raw")' vs '$ann_after'"
-fi
+[ -n "$ann_after" ] && [ "$(ann "$raw")" = "$ann_after" ] ||
+  fail "callgrind_annotate totals differ: '$(ann "$raw")' vs '$ann_after'"
+totals_after=$(sed -n 's/^totals: \([0-9]*\).*/\1/p' "$raw.jit" | head -n 1)
+[ "$totals_after" = "$(total "$before")" ] ||
+  fail "the result's totals: '$totals_after' is not the raw costs' $(total "$before")"
 if [ "$case_name" = interrupt ]; then
   grep -q "^cg-inject: using perf map out/perf-$pid.map" stderr.txt ||
     fail "the interrupted run was not injected with its perf map"
@@ -191,6 +197,13 @@ else
   awk -v b="$(pct "$before")" -v a="$a_pct" -v m="$min_before" \
     'BEGIN { exit !(b > m && a < 0.1) }' ||
     fail "unnamed share $(pct "$before")% before, $(pct "$after")% after"
+  if [ -n "$min_jit_with_moved" ]; then
+    moved=$(sed -n 's/.*cost lines moved to the code that ran: [0-9]* (\([0-9]*\) Ir).*/\1/p' \
+      stderr.txt | head -n 1)
+    awk -v b="$(pct "$before")" -v m="${moved:-0}" -v t="$(total "$before")" \
+      -v f="$min_jit_with_moved" 'BEGIN { exit !(t > 0 && b + 100 * m / t >= f) }' ||
+      fail "JIT code's share: $(pct "$before")% unnamed + '$moved' Ir moved, below $min_jit_with_moved%"
+  fi
 fi
 if [ ${#names[@]} -gt 0 ]; then
   callgrind_annotate --inclusive=yes --threshold=100 "$raw.jit" >annotate.txt 2>/dev/null
