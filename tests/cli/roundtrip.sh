@@ -51,6 +51,7 @@ kcachegrind_agrees() {
   fi
   echo "note: $name reads differently in KCachegrind and callgrind_annotate; the output settles on callgrind_annotate's reading"
   kcachegrind_settled=$((kcachegrind_settled + 1))
+  settled=1
 }
 
 # cg-inject's own reading of a file, function by function under KCachegrind's keys.
@@ -116,15 +117,6 @@ for f in "${files[@]}"; do
     continue
   fi
   if ! expect_exit 0 "$CG_INJECT" --no-discover -i "$f" -o "$out"; then continue; fi
-  # Untouched bytes pass through: without a source nothing changes, so every capture (Callgrind's
-  # own output, which KCachegrind and callgrind_annotate read alike) comes out byte-identical.
-  # The corpus's other writers may be formatted where their lines read differently; counted.
-  if cmp -s <(zstd -q -d -c -f "$f") "$out"; then
-    identical=$((identical + 1))
-  elif [[ $f == "$SOURCE_ROOT/tests/data/"* ]]; then
-    fail "$f: a capture no source touched is not byte-identical"
-    cmp <(zstd -q -d -c -f "$f") "$out" >&2 || true
-  fi
   if [[ -n ${true_summary[$name]:-} ]]; then
     grep -q "^warning: $f:[0-9]*: expected summary: equal to what the part's costs add up to (${true_summary[$name]})" "$scratch/err" ||
       fail "$name: no warning about its summary: $(cat "$scratch/err")"
@@ -135,7 +127,19 @@ for f in "${files[@]}"; do
   "$CG_INJECT" --no-discover -q -i "$f" -o /dev/null --callgraph "$scratch/a.json"
   "$CG_INJECT" --no-discover -q -i "$out" -o /dev/null --callgraph "$scratch/b.json"
   cmp -s "$scratch/a.json" "$scratch/b.json" || fail "$name: own reader sees a different profile"
+  settled=0
   kcachegrind_agrees "$f" "$out" "$name"
+  # Untouched bytes pass through: without a source nothing changes, so every capture comes out
+  # byte-identical, unless the capture itself reads differently in KCachegrind and
+  # callgrind_annotate (stock Valgrind 3.19 on x86-64 can use a bare function id in another
+  # object's context: tests/data/erlang), where the output settles on one reading (checked above).
+  # The corpus's other writers may be formatted where their lines read differently; counted.
+  if cmp -s <(zstd -q -d -c -f "$f") "$out"; then
+    identical=$((identical + 1))
+  elif [[ $f == "$SOURCE_ROOT/tests/data/"* && $settled == 0 ]]; then
+    fail "$f: a capture no source touched is not byte-identical"
+    cmp <(zstd -q -d -c -f "$f") "$out" >&2 || true
+  fi
   [[ $(grep -c '^summary:' "$out") == $(zstd -q -d -c -f "$f" | grep -c '^summary:') ]] ||
     fail "$name: the output's summary: lines are not the input's"
   # callgrind_annotate, exclusive and inclusive, with the caller/callee tree; files it cannot
