@@ -21,7 +21,14 @@ for mode in basic prof; do
   grep '^#' "$tmp/$mode/CMDLINE.txt"
   echo "$mode: $line"
   pct=$(echo "$line" | sed -n 's/.*(\([0-9.]*\)% of unknown).*/\1/p')
-  if ! awk -v p="$pct" 'BEGIN { exit !(p >= 99) }'; then
+  # Under the bundled Valgrind (patch 0005) code V8 enters by jumps can run in a named function's
+  # blocks, so a --perf-prof run may leave almost nothing in ob=??? (measured: 2,732 Ir of 802M),
+  # and a share of that remainder says nothing. What must hold: what the sources leave uncovered
+  # is at most 1% of the unnamed cost, or at most 0.01% of the whole run.
+  uncovered_ok=$(echo "$line" | awk '{ for (i = 1; i < NF; i++) { if ($i == "total") t = $(i + 1);
+    if ($i == "unknown") u = $(i + 1); if ($i == "covered") c = $(i + 1) }
+    print (t > 0 && (u - c <= 0.01 * u || u - c <= 0.0001 * t)) ? 1 : 0 }')
+  if [ "$uncovered_ok" != 1 ]; then
     echo "FAIL $mode: the sources cover only $pct% of the unnamed cost"
     status=1
   fi
