@@ -72,6 +72,9 @@ TEST(RuntimeEnvTest, ErlangAndMonoOptionListsAreAppendedTo) {
 TEST(RuntimeEnvTest, ValgrindOptionsFollowTheProgramsRuntime) {
   EXPECT_EQ(PlanValgrindOptions("/usr/bin/java", {}),
             Env{"--vex-iropt-register-updates=allregs-at-mem-access"});
+  EXPECT_EQ(PlanValgrindOptions("erl", {}), Env{"--fair-sched=yes"});
+  EXPECT_EQ(PlanValgrindOptions("/usr/lib/erlang/erts-13.1.5/bin/beam.smp", {}),
+            Env{"--fair-sched=yes"});
   EXPECT_EQ(PlanValgrindOptions("node", {}), Env{});
   EXPECT_EQ(PlanValgrindOptions("./prog", {}), Env{});
   RuntimeSelection off;
