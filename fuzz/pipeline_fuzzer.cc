@@ -253,8 +253,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Diagnostics reread_diagnostics;
   auto in = OpenMemoryInput(written.data(), "output");
   ReadCallgrind(*in, reread, {.diagnostics = &reread_diagnostics});  // must not throw
+  // The output's totals: is always the true sum, but a wrong summary: is kept as the input has
+  // it (issue 23 item 6: the output reads in callgrind_annotate as its input did), so the reread
+  // may disagree with summary: only where the input did.
+  constexpr std::string_view kDisagree = "callgrind: costs disagree with summary:/totals:";
+  bool input_disagreed = false;
+  for (const Diagnostics::Kind& kind : diagnostics.kinds()) {
+    if (kind.kind == kDisagree) input_disagreed = true;
+  }
   for (const Diagnostics::Kind& kind : reread_diagnostics.kinds()) {
-    if (kind.kind == "callgrind: costs disagree with summary:/totals:") __builtin_trap();
+    if (kind.kind == kDisagree && !input_disagreed) __builtin_trap();
   }
   RunOutputSide(source_bytes, profile);
   return 0;
