@@ -53,7 +53,8 @@ constexpr std::array<RuntimeSwitch, 10> kSwitches = {{
      "opcache.file_update_protection=0\n", ""},
     // BEAM's threads wait for each other by spinning; under Valgrind's default scheduling (one
     // thread at a time, handed over unfairly) a run of 0.7G instructions took 49G and 7 minutes
-    // in two of three runs (Valgrind 3.19, OTP 25); with fair scheduling it took 6-7 s in both tries.
+    // in two of three runs (Valgrind 3.19, OTP 25); with fair scheduling it took 6-7 s in both
+    // tries.
     {"erlang", "ERL_FLAGS", "+JPperf true", true, "", "erl beam beam.smp erlexec escript",
      "/tmp/perf-PID.map, /tmp/jit-PID.dump", "", "--fair-sched=yes"},
     {"mono", "MONO_ENV_OPTIONS", "--jitmap", true, "", "mono mono-sgen", "/tmp/perf-PID.map",
