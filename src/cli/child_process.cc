@@ -19,12 +19,21 @@ namespace {
 
 // The running child, for the signal handler; 0 when none.
 std::atomic<pid_t> g_child{0};
+// A signal that came while there was no child yet (between installing the handler and the spawn
+// returning): the spawner passes it on once it knows the pid. Without it a SIGTERM in that window
+// was dropped and the child ran on with nobody to stop it.
+std::atomic<int> g_pending_signal{0};
 
 extern "C" void ForwardSignal(int signo, siginfo_t* info, void*) {
   // A terminal's Ctrl-C (si_code SI_KERNEL) already went to the child, which shares our process
   // group; sending it again could interrupt Callgrind's dump. Signals from kill(2) are passed on.
+  if (info == nullptr || info->si_code == SI_KERNEL) return;
+  // Store first, then look: either this handler sees the child, or the spawner's exchange below
+  // comes after the store and sees the signal. Whoever takes it from g_pending_signal sends it, so
+  // it is sent exactly once.
+  g_pending_signal.store(signo);
   pid_t child = g_child.load();
-  if (child > 0 && info != nullptr && info->si_code != SI_KERNEL) ::kill(child, signo);
+  if (child > 0 && g_pending_signal.exchange(0) != 0) ::kill(child, signo);
 }
 
 /// Forwards SIGINT/SIGTERM/SIGHUP while alive, then restores the previous handlers. Installed
@@ -32,6 +41,7 @@ extern "C" void ForwardSignal(int signo, siginfo_t* info, void*) {
 class SignalForwarding {
  public:
   SignalForwarding() {
+    g_pending_signal.store(0);
     struct sigaction action {};
     action.sa_sigaction = ForwardSignal;
     action.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -41,10 +51,14 @@ class SignalForwarding {
   ~SignalForwarding() {
     for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
     g_child.store(0);
+    g_pending_signal.store(0);
   }
   SignalForwarding(const SignalForwarding&) = delete;
   SignalForwarding& operator=(const SignalForwarding&) = delete;
-  void set_child(pid_t child) { g_child.store(child); }
+  void set_child(pid_t child) {
+    g_child.store(child);
+    if (int signo = g_pending_signal.exchange(0); signo != 0) ::kill(child, signo);
+  }
 
  private:
   static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
