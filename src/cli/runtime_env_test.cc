@@ -75,7 +75,7 @@ TEST(RuntimeEnvTest, ValgrindOptionsFollowTheProgramsRuntime) {
   EXPECT_EQ(PlanValgrindOptions("erl", {}), Env{"--fair-sched=yes"});
   EXPECT_EQ(PlanValgrindOptions("/usr/lib/erlang/erts-13.1.5/bin/beam.smp", {}),
             Env{"--fair-sched=yes"});
-  EXPECT_EQ(PlanValgrindOptions("node", {}), Env{});
+  EXPECT_EQ(PlanValgrindOptions("node", {}), Env{"--fair-sched=yes"});
   EXPECT_EQ(PlanValgrindOptions("./prog", {}), Env{});
   RuntimeSelection off;
   off.disabled = {"java"};

@@ -21,15 +21,14 @@ for mode in basic prof; do
   grep '^#' "$tmp/$mode/CMDLINE.txt"
   echo "$mode: $line"
   pct=$(echo "$line" | sed -n 's/.*(\([0-9.]*\)% of unknown).*/\1/p')
-  # Under the bundled Valgrind (patch 0005) code V8 enters by jumps can run in a named function's
-  # blocks, so a --perf-prof run may leave almost nothing in ob=??? (measured: 2,732 Ir of 802M),
-  # and a share of that remainder says nothing. What must hold: what the sources leave uncovered
-  # is at most 1% of the unnamed cost, or at most 0.01% of the whole run.
+  # The capture must have run JIT code (more than 1% of its cost in ob=???: about 6% when V8's
+  # optimized code runs, 0.0004% when its background compiler never ran, which --fair-sched=yes
+  # prevents), and the sources must cover at least 99% of that cost.
   uncovered_ok=$(echo "$line" | awk '{ for (i = 1; i < NF; i++) { if ($i == "total") t = $(i + 1);
     if ($i == "unknown") u = $(i + 1); if ($i == "covered") c = $(i + 1) }
-    print (t > 0 && (u - c <= 0.01 * u || u - c <= 0.0001 * t)) ? 1 : 0 }')
+    print (t > 0 && u > 0.01 * t && u - c <= 0.01 * u) ? 1 : 0 }')
   if [ "$uncovered_ok" != 1 ]; then
-    echo "FAIL $mode: the sources cover only $pct% of the unnamed cost"
+    echo "FAIL $mode: JIT code is at most 1% of the run, or the sources cover only $pct% of it"
     status=1
   fi
   if ! grep -q '^# stdout: 2670480$' "$tmp/$mode/CMDLINE.txt"; then
