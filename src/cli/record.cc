@@ -17,6 +17,7 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -191,12 +192,34 @@ std::string MoveInto(const std::string& path, const std::string& dir, std::FILE*
   return path;
 }
 
-/// The process's perf maps and jitdumps, moved beside its profile.
+/// The file system's clock, which stamps modification times (the kernel's coarse clock).
+int64_t FileClockNowNs() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  return int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+/// The process's perf maps and jitdumps, moved beside its profile. A file last written before
+/// the recording started is another process's that had the same pid (pids are reused: pid_max is
+/// 32768 on many systems, and runtimes leave /tmp/perf-PID.map behind): its names would be
+/// wrong, and it is not ours to move. 2 s of slack for file systems with coarse times.
 std::vector<SourceSpec> CollectAndMoveSources(uint64_t pid, const DiscoveryRoots& roots,
-                                              const std::string& dir, std::FILE* err) {
+                                              const std::string& dir, int64_t started_ns,
+                                              std::FILE* err) {
+  constexpr int64_t kSlackNs = 2'000'000'000;
   std::vector<SourceSpec> moved;
-  for (SourceSpec& found : DiscoverSources(pid, roots))
+  for (SourceSpec& found : DiscoverSources(pid, roots)) {
+    struct stat st;
+    if (::stat(found.path.c_str(), &st) == 0 &&
+        int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec < started_ns - kSlackNs) {
+      std::fprintf(err,
+                   "cg-inject: pid %llu: not using %s: it was last written before the recording "
+                   "started, by another process with the same pid; left where it is\n",
+                   static_cast<unsigned long long>(pid), found.path.c_str());
+      continue;
+    }
     moved.push_back({MoveInto(found.path, dir, err), found.kind, true});
+  }
   return moved;
 }
 
@@ -457,6 +480,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     for (const std::string& c : changes) std::fprintf(err, "cg-inject:   with %s\n", c.c_str());
   }
 
+  const int64_t started_ns = FileClockNowNs();
   ChildResult child = RunChild(argv, envp);
   if (child.pid == 0) return ReportSpawnError(valgrind.program, child.spawn_error, err);
   const int status = child.status;
@@ -506,7 +530,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     ProcessTask task;
     task.process = std::move(p);
     std::vector<SourceSpec> found =
-        CollectAndMoveSources(task.process.pid, env.roots, shown_dir, err);
+        CollectAndMoveSources(task.process.pid, env.roots, shown_dir, started_ns, err);
     task.sources = PickSources(found, status > 128);
     for (const SourceSpec& s : found) task.files.push_back(s.path);
     for (std::string& f : MoveByproducts(task.process.pid, env.roots, shown_dir, err))

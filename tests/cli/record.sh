@@ -27,6 +27,10 @@ case $FAKE_MODE in
     cp "$FAKE_DATA/perf-24022.map" "/tmp/perf-$$.map"
     cp "$FAKE_DATA/jit-24022.dump" "jit-$$.dump" ;;
   nomap) zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out" ;;
+  # A map another process with this pid left behind an hour ago.
+  stale) zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out"
+    cp "$FAKE_DATA/perf-24022.map" "/tmp/perf-$$.map"
+    touch -d '1 hour ago' "/tmp/perf-$$.map" ;;
   twin) zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out" ;;
   execd) : >"$out" ;;  # what Callgrind leaves for a shell that exec'd outside Valgrind
   term) trap 'zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out"; exit 143' TERM
@@ -57,7 +61,7 @@ FAKE_MODE=jit FAKE_EXIT=5 record 5 -o out -- --separate-threads=no -- node app.j
   done
   [[ ! -e /tmp/perf-$pid.map && ! -e jit-$pid.dump ]] || fail "sources not moved"
   expected="--tool=callgrind --dump-instr=yes --callgrind-out-file=$work/out/callgrind.out.%p"
-  expected+=" --separate-threads=no node app.js --x"
+  expected+=" --fair-sched=yes --separate-threads=no node app.js --x"
   [[ $(tr '\n' ' ' <"$scratch/args") == "$expected " ]] ||
     fail "valgrind arguments: $(tr '\n' ' ' <"$scratch/args")"
   grep -qx 'NODE_OPTIONS=--perf-prof --perf-basic-prof' "$scratch/env" || fail "NODE_OPTIONS"
@@ -103,6 +107,16 @@ FAKE_MODE=nomap record 1 -o nomap -- node app.js && {
     fail "the switch is not named: $(cat "$scratch/err")"
   grep -q "^cg-inject:   looked for /tmp/perf-$pid.map, $work/jit-$pid.dump" "$scratch/err" ||
     fail "the expected places are not named: $(cat "$scratch/err")"
+}
+# A map older than the recording is another process's: not used, not moved, and said so.
+FAKE_MODE=stale record 1 -o stale -- node app.js && {
+  pid=$(pid_of stale)
+  [[ -e /tmp/perf-$pid.map && ! -e stale/perf-$pid.map ]] || fail "the stale map was moved"
+  rm -f "/tmp/perf-$pid.map"
+  grep -q "^cg-inject: pid $pid: not using /tmp/perf-$pid.map: it was last written before the recording started" "$scratch/err" ||
+    fail "stale-map message: $(cat "$scratch/err")"
+  grep -q "^cg-inject: pid $pid (node): 1.70% of the cost ran in unnamed JIT code, but the process left no perf map or jitdump$" "$scratch/err" ||
+    fail "the stale map was used: $(cat "$scratch/err")"
 }
 FAKE_MODE=nomap record 1 -o off --no-runtime-env=node -- node app.js && {
   ! grep -q '^NODE_OPTIONS=' "$scratch/env" || fail "--no-runtime-env=node set NODE_OPTIONS"
