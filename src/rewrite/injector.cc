@@ -166,7 +166,6 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   FunctionKey key{cur_out_.object.id, cur_out_.file.id, cur_out_.function.id};
   bool added = false;
   block_.function = in_.ForBlock(key, &added);
-  call_overflow_.Caller(key);
   if (added) {
     ++stats_.jit_blocks;
     if (In(block_.function).jit) ++stats_.jit_blocks_resolved;
@@ -179,6 +178,11 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
     in_acc_.TotalsOnly(key);
   else
     in_acc_.Function(key, In(block_.function).unnamed);
+  // The call edges' caller, by an index the block has anyway: a JIT-looking function's entry
+  // (whether or not its code is covered, which ResolveBlock may still change), else its entry in
+  // the input's sums. A key always takes the same branch.
+  call_overflow_.Caller(block_.function >= 0 ? uint32_t(block_.function) | 1u << 31
+                                             : in_acc_.current_index());
   block_.agg.Clear();
   block_.lines.clear();
   block_.own.clear();
@@ -291,8 +295,9 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   Name target_function = names_.Map(call.target_function);
   FunctionKey target{target_object.id, target_file.id, target_function.id};
   objects_.NoteObject(target.object);
-  CostAccounting::Entry& target_entry = in_acc_.Call(target, call.inclusive);
-  call_overflow_.Call(target, call.inclusive);
+  uint32_t target_index = 0;
+  CostAccounting::Entry& target_entry = in_acc_.Call(target, call.inclusive, &target_index);
+  call_overflow_.Call(target_index, call.inclusive);
   Name file = names_.Map(call.source_file);
   auto forward = [&] {
     CallRecord out = call;
