@@ -6,7 +6,6 @@
 #include <charconv>
 
 #include "cg_inject/symbols.h"
-#include "resolve/jit_name.h"
 #include "rewrite/injector_impl.h"
 
 namespace cg_inject {
@@ -204,8 +203,7 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
 }
 
 void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
-  if (key.object == 0 || key.object == unknown_name_ || IsUnknownObject(names_.Text(key.object)))
-    return;
+  if (key.object == 0 || key.object == unknown_name_ || in_.UnknownObject(key.object)) return;
   if (real_by_name_.size() <= key.function) real_by_name_.resize(key.function + 1, {0, 0});
   auto& [object, file] = real_by_name_[key.function];
   if (object == 0) {
@@ -221,8 +219,7 @@ bool Injector::Impl::MisplacedTarget(const FunctionKey& target) const {
   if (index_.empty()) return false;
   if (target.object != unknown_name_ && target.object != 0) return false;
   if (target.function == 0) return false;
-  JitName jit;
-  if (ParseJitFunctionName(names_.Text(target.function), &jit)) return false;
+  if (in_.JitLooking(target.function)) return false;
   const CostAccounting::Entry* own = in_acc_.Find(target);
   return !own || !own->defined;
 }
