@@ -78,6 +78,7 @@ measure() {
     printf "| %s%s | %d | %.2f | %.0f | %.2f | %d | %.1fx |\n", n, status, mb, w, mbps, c, r, cat_mbps / mbps
   }'
   [[ -n $cat_mbps ]] || cat_mbps=$(awk -v b="$input_bytes" -v w="$wall" 'BEGIN { print b / 1e6 / w }')
+  last_wall=$wall last_cpu=$cpu
   rm -f "$out" "$out.zst"
 }
 
@@ -119,12 +120,19 @@ for o in /usr/bin/node /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux
   /usr/lib/x86_64-linux-gnu/libm.so.6 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1; do
   [[ -r $o ]] && real_objects+=("$o")
 done
-# real_pair NAME PROFILE SOURCE_OPTION SOURCE: one row without sources, one with.
+# real_pair NAME PROFILE SOURCE_OPTION SOURCE: one row without sources, one with, and a row of
+# their ratio (issue 24's target: at most 2x the wall time of the run without sources).
 real_pair() {
-  local name=$1 profile=$2 option=$3 source=$4 b
+  local name=$1 profile=$2 option=$3 source=$4 b wall0 cpu0
   b=$(stat -c %s "$profile")
   measure "$name, no sources" "$b" "$cg_inject" -q --no-discover -i "$profile" -o -
+  wall0=$last_wall cpu0=$last_cpu
   measure "$name, $option" "$b" "$cg_inject" -q --no-discover -i "$profile" "$option" "$source" -o -
+  awk -v w0="$wall0" -v c0="$cpu0" -v w="$last_wall" -v c="$last_cpu" 'BEGIN {
+    cpu = "-"
+    if (c0 > 0) cpu = sprintf("%.2fx", c / c0)
+    printf "| (with / without sources) | | %.2fx | | %s | | |\n", w / w0, cpu
+  }'
 }
 echo
 echo "Real objects: the rows below read the ELF files their profiles name (${real_objects[*]:-none found})."

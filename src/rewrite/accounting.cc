@@ -38,11 +38,11 @@ void CostAccounting::Reset(size_t events) {
   current_sums_ = nullptr;
 }
 
-CostAccounting::Entry& CostAccounting::Touch(const FunctionKey& key) {
+uint32_t CostAccounting::TouchIndex(const FunctionKey& key) {
   auto [index, inserted] = index_.insert(key, uint32_t(functions_.size()));
-  if (!inserted) return functions_[index].entry;
   // Sums come with the first block (Function): a call target that never has one needs none.
-  return functions_.emplace_back(FunctionEntry{key, Entry{}}).entry;
+  if (inserted) functions_.emplace_back(FunctionEntry{key, Entry{}});
+  return index;
 }
 
 uint32_t CostAccounting::NewSums() {
@@ -52,7 +52,8 @@ uint32_t CostAccounting::NewSums() {
 }
 
 void CostAccounting::Function(const FunctionKey& key, bool sums) {
-  current_ = &Touch(key);
+  current_index_ = TouchIndex(key);
+  current_ = &functions_[current_index_].entry;
   current_->defined = true;
   if (sums && !current_->sums) current_->sums = NewSums();
   current_sums_ = current_->sums ? SumsOf(current_->sums) : nullptr;
@@ -75,8 +76,10 @@ void CostAccounting::Cost(std::span<const uint64_t> costs, bool in_totals) {
 }
 
 CostAccounting::Entry& CostAccounting::Call(const FunctionKey& target,
-                                            std::span<const uint64_t> inclusive) {
-  Entry& callee = Touch(target);
+                                            std::span<const uint64_t> inclusive, uint32_t* index) {
+  uint32_t i = TouchIndex(target);
+  if (index != nullptr) *index = i;
+  Entry& callee = functions_[i].entry;
   callee.called = true;
   CallCost(inclusive);
   return callee;

@@ -59,8 +59,10 @@ class CostAccounting {
   /// Adds self cost to the current function and, unless `in_totals` is false (costs already
   /// counted there by AddTotals), to the totals.
   void Cost(std::span<const uint64_t> costs, bool in_totals = true);
-  /// Adds a call of the current function; returns the target's entry.
-  Entry& Call(const FunctionKey& target, std::span<const uint64_t> inclusive);
+  /// Adds a call of the current function; returns the target's entry, and its index in
+  /// functions() in `*index` when asked.
+  Entry& Call(const FunctionKey& target, std::span<const uint64_t> inclusive,
+              uint32_t* index = nullptr);
   /// Adds to the calls' inclusive sum of the current function, without an entry for the target.
   void CallCost(std::span<const uint64_t> inclusive);
   /// Adds to the per-event totals only: for records whose function needs no sums of its own.
@@ -77,6 +79,8 @@ class CostAccounting {
   }
   /// The entry of the current block's function, or null before the first.
   Entry* current() { return current_; }
+  /// The index in functions() of the function of the last Function call.
+  uint32_t current_index() const { return current_index_; }
 
   struct FunctionEntry {
     FunctionKey key;
@@ -99,7 +103,8 @@ class CostAccounting {
   }
 
  private:
-  Entry& Touch(const FunctionKey& key);
+  Entry& Touch(const FunctionKey& key) { return functions_[TouchIndex(key)].entry; }
+  uint32_t TouchIndex(const FunctionKey& key);
   size_t events_ = 0;
   std::vector<uint64_t> totals_;
   std::vector<uint64_t> zeros_;  // events_ zeros: Self of a function without sums
@@ -119,6 +124,7 @@ class CostAccounting {
   std::vector<std::unique_ptr<uint64_t[]>> sum_chunks_;
   uint32_t sums_used_ = 0;  // functions with sums
   Entry* current_ = nullptr;
+  uint32_t current_index_ = 0;
   Entry totals_only_;                 // current_ of a TotalsOnly block
   uint64_t* current_sums_ = nullptr;  // SumsOf(current_->sums), or null
 };

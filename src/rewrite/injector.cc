@@ -6,7 +6,6 @@
 #include <charconv>
 
 #include "cg_inject/symbols.h"
-#include "resolve/jit_name.h"
 #include "rewrite/injector_impl.h"
 
 namespace cg_inject {
@@ -166,7 +165,6 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   FunctionKey key{cur_out_.object.id, cur_out_.file.id, cur_out_.function.id};
   bool added = false;
   block_.function = in_.ForBlock(key, &added);
-  call_overflow_.Caller(key);
   if (added) {
     ++stats_.jit_blocks;
     if (In(block_.function).jit) ++stats_.jit_blocks_resolved;
@@ -179,6 +177,11 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
     in_acc_.TotalsOnly(key);
   else
     in_acc_.Function(key, In(block_.function).unnamed);
+  // The call edges' caller, by an index the block has anyway: a JIT-looking function's entry
+  // (whether or not its code is covered, which ResolveBlock may still change), else its entry in
+  // the input's sums. A key always takes the same branch.
+  call_overflow_.Caller(block_.function >= 0 ? uint32_t(block_.function) | 1u << 31
+                                             : in_acc_.current_index());
   block_.agg.Clear();
   block_.lines.clear();
   block_.own.clear();
@@ -200,8 +203,7 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
 }
 
 void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
-  if (key.object == 0 || key.object == unknown_name_ || IsUnknownObject(names_.Text(key.object)))
-    return;
+  if (key.object == 0 || key.object == unknown_name_ || in_.UnknownObject(key.object)) return;
   if (real_by_name_.size() <= key.function) real_by_name_.resize(key.function + 1, {0, 0});
   auto& [object, file] = real_by_name_[key.function];
   if (object == 0) {
@@ -217,8 +219,7 @@ bool Injector::Impl::MisplacedTarget(const FunctionKey& target) const {
   if (index_.empty()) return false;
   if (target.object != unknown_name_ && target.object != 0) return false;
   if (target.function == 0) return false;
-  JitName jit;
-  if (ParseJitFunctionName(names_.Text(target.function), &jit)) return false;
+  if (in_.JitLooking(target.function)) return false;
   const CostAccounting::Entry* own = in_acc_.Find(target);
   return !own || !own->defined;
 }
@@ -291,8 +292,9 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   Name target_function = names_.Map(call.target_function);
   FunctionKey target{target_object.id, target_file.id, target_function.id};
   objects_.NoteObject(target.object);
-  CostAccounting::Entry& target_entry = in_acc_.Call(target, call.inclusive);
-  call_overflow_.Call(target, call.inclusive);
+  uint32_t target_index = 0;
+  CostAccounting::Entry& target_entry = in_acc_.Call(target, call.inclusive, &target_index);
+  call_overflow_.Call(target_index, call.inclusive);
   Name file = names_.Map(call.source_file);
   auto forward = [&] {
     CallRecord out = call;

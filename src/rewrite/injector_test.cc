@@ -1276,6 +1276,55 @@ fn=helper
   EXPECT_NE(text.find("call edges worth more than their whole part: 1"), std::string::npos) << text;
 }
 
+// An edge's calls add up over every block of its caller, a JIT function's as an ordinary one's,
+// and two callers of one target are two edges (the callers are told apart by the injector's
+// indexes of them: a JIT-looking function's and the input sums').
+TEST_F(InjectorTest, CallEdgesAddUpOverTheCallersBlocks) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "jitted");
+  Run(R"(positions: line
+events: Ir
+ob=???
+fl=???
+fn=0x0000000000001000
+0 10
+cob=/bin/x
+cfi=x.c
+cfn=helper
+calls=1 0
+0 30
+ob=/bin/x
+fl=x.c
+fn=main
+0 10
+cfn=helper
+calls=1 0
+0 30
+fn=helper
+0 10
+ob=???
+fl=???
+fn=0x0000000000001000
+0 5
+cob=/bin/x
+cfi=x.c
+cfn=helper
+calls=1 0
+0 30
+ob=/bin/x
+fl=x.c
+fn=main
+0 5
+cfn=helper
+calls=1 0
+0 30
+)");
+  // Total 40: jitted -> helper and main -> helper are 60 each over two blocks (30 each, under
+  // 40, block by block; 120 if the two callers were one).
+  EXPECT_EQ(stats_.total_cost, 40u);
+  EXPECT_EQ(stats_.overflowing_call_edges, 2);
+}
+
 TEST_F(InjectorTest, SoundProfileReportsNoOverflowingEdge) {
   AddSource(kJit);
   Add(0x1000, 0x100, "jitted");

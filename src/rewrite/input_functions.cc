@@ -20,17 +20,19 @@ void InputFunctions::Clear() {
 
 int InputFunctions::ForBlock(const FunctionKey& key, bool* added) {
   *added = false;
-  // A JIT function's later blocks: found by key, without parsing its name again.
-  if (const uint32_t* known = index_.find(key)) return int(*known);
   JitName jit;
-  if (!IsUnknownObject(names_->Text(key.object)) ||
-      !ParseJitFunctionName(names_->Text(key.function), &jit)) {
+  // Only JIT-looking keys have entries: an ordinary function's block (most blocks) is told by
+  // its object's and name's kinds, without a lookup in the index.
+  if (!UnknownObject(key.object) || !JitLooking(key.function)) {
     // Nothing looks an ordinary function up after its block (call targets, the invariants'
     // exemptions and the report ask about JIT-looking ones only).
     ordinary_ = InFunction{};
     ordinary_.key = key;
     return kOrdinary;
   }
+  // A JIT function's later blocks: found by key, without parsing its name again.
+  if (const uint32_t* known = index_.find(key)) return int(*known);
+  ParseJitFunctionName(names_->Text(key.function), &jit);
   *added = true;
   uint32_t index = uint32_t(functions_.size());
   index_.insert(key, index);
@@ -54,10 +56,10 @@ bool InputFunctions::IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_
   // JIT function and callgrind_annotate knows functions by file and name, not object, so the
   // call enters the JIT code its name gives. Only names whose address a source covers and no
   // object's code holds are taken so; a real object's function without a symbol keeps its name.
-  const bool in_object = !IsUnknownObject(names_->Text(key.object));
+  const bool in_object = !UnknownObject(key.object);
   JitName jit;
   // Most calls are between a real object's functions: their names are no address.
-  if (in_object && !ParseJitFunctionName(names_->Text(key.function), &jit)) return false;
+  if (in_object && !JitLooking(key.function)) return false;
   // A target with a block of its own in this part was parsed then: the answer is that entry's,
   // without parsing the name and querying the index again. Only IsObjectCode can change since
   // (it only turns true: the objects' code seen grows).
@@ -69,7 +71,8 @@ bool InputFunctions::IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_
     return f.jit && !objects_.IsObjectCode(f.entry) &&
            (!in_object || objects_.IsJitAddress(key.object, f.entry));
   }
-  if (!in_object && !ParseJitFunctionName(names_->Text(key.function), &jit)) return false;
+  if (!JitLooking(key.function) || !ParseJitFunctionName(names_->Text(key.function), &jit))
+    return false;
   if (!symbols_.Lookup(jit.addr) || objects_.IsObjectCode(jit.addr)) return false;
   if (in_object && !objects_.IsJitAddress(key.object, jit.addr)) return false;
   *addr = jit.addr;
@@ -78,13 +81,20 @@ bool InputFunctions::IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_
 }
 
 bool InputFunctions::IsUnnamedJitBlock(const FunctionKey& key, FunctionKey* jit_key) {
-  if (IsUnknownObject(names_->Text(key.object))) return false;
-  JitName jit;
-  if (!ParseJitFunctionName(names_->Text(key.function), &jit)) return false;
+  if (UnknownObject(key.object) || !JitLooking(key.function)) return false;
   const uint32_t* index = index_.find(AsJitKey(key));
   if (!index || functions_[*index].jit) return false;
   *jit_key = functions_[*index].key;
   return true;
+}
+
+bool InputFunctions::Classify(uint32_t id, uint8_t asked, uint8_t yes) const {
+  if (id >= kinds_.size()) kinds_.resize(size_t{id} + 1, 0);
+  std::string_view text = names_->Text(id);
+  JitName jit;
+  bool answer = asked == kObjectAsked ? IsUnknownObject(text) : ParseJitFunctionName(text, &jit);
+  kinds_[id] |= asked | (answer ? yes : 0);
+  return answer;
 }
 
 FunctionKey InputFunctions::AsJitKey(const FunctionKey& key) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "rewrite/accounting.h"
 #include "rewrite/reuse_split.h"
@@ -72,6 +73,13 @@ class InputFunctions {
   /// that block's key, the function consumers mean.
   bool IsUnnamedJitBlock(const FunctionKey& key, FunctionKey* jit_key);
 
+  /// Whether the name `object` (an id of the injector's name table) is Callgrind's unknown
+  /// object (IsUnknownObject), and whether the name `function` is a JIT address name
+  /// (ParseJitFunctionName): asked for every function and call line, answered from a byte per
+  /// name id instead of the name's text (a cache miss per line, and a parse).
+  bool UnknownObject(uint32_t object) const { return Kind(object, kObjectAsked, kUnknownObject); }
+  bool JitLooking(uint32_t function) const { return Kind(function, kFunctionAsked, kJitName); }
+
   /// How the first block of entry `i` was split among reused versions (rare), or null.
   const ReuseSplit* SplitOf(int i) const {
     auto it = splits_.find(i);
@@ -88,6 +96,14 @@ class InputFunctions {
 
   static FunctionKey KeyOf(const ChunkedVector<InFunction>& t, uint32_t i) { return t[i].key; }
   uint32_t unknown_ = 0;  // the name id of `???`, once asked
+  static constexpr uint8_t kObjectAsked = 1, kUnknownObject = 2, kFunctionAsked = 4, kJitName = 8;
+  bool Kind(uint32_t id, uint8_t asked, uint8_t yes) const {
+    if (id < kinds_.size() && (kinds_[id] & asked)) return kinds_[id] & yes;
+    return Classify(id, asked, yes);
+  }
+  bool Classify(uint32_t id, uint8_t asked, uint8_t yes) const;
+  // Per name id (names outlive parts): the answers above, asked bits and answer bits.
+  mutable std::vector<uint8_t> kinds_;
   // In chunks: a profile may have millions of JIT functions.
   ChunkedVector<InFunction> functions_;
   InFunction ordinary_;

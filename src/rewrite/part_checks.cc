@@ -36,9 +36,7 @@ void Injector::Impl::CheckInvariants() {
 
 void Injector::Impl::CollectStats() {
   auto unnamed = [&](const FunctionKey& key) {
-    JitName jit;
-    return IsUnknownObject(names_.Text(key.object)) &&
-           ParseJitFunctionName(names_.Text(key.function), &jit);
+    return in_.UnknownObject(key.object) && in_.JitLooking(key.function);
   };
   auto self_in = [](const CostAccounting& acc, const FunctionKey& key) -> uint64_t {
     const CostAccounting::Entry* entry = acc.Find(key);
