@@ -36,6 +36,7 @@
 #include "cli/options.h"
 #include "cli/output_plan.h"
 #include "cli/tee_sink.h"
+#include "elf/object_image_stubs.h"
 #include "elf/valgrind_name.h"
 #include "sources/moar_jit_code.h"
 #include "sources/symbol_sources.h"
@@ -118,6 +119,23 @@ class CatalogExtents : public ObjectExtents {
     const ElfSymbol* symbol = image != nullptr ? image->LookupSymbol(addr) : nullptr;
     if (symbol == nullptr) return std::nullopt;
     return ValgrindFunctionName(symbol->name);
+  }
+  std::optional<uint64_t> KnownLoadBias(std::string_view object) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ObjectStubs* stubs = catalog_->Stubs(object);
+    if (stubs == nullptr) return std::nullopt;
+    if (stubs->fixed_addresses) return 0;
+    if (stubs->pie_executable) return kValgrindPieBase;
+    return std::nullopt;
+  }
+  std::optional<std::string> CodeNameAt(std::string_view object, uint64_t addr) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ObjectStubs* stubs = catalog_->Stubs(object);
+    if (stubs == nullptr || !stubs->IsCode(addr)) return std::nullopt;
+    if (const ElfSymbol* slot = stubs->PltSlotAt(addr)) return slot->name;
+    const ObjectImage* image = catalog_->Lookup(object);
+    const ElfSymbol* symbol = image != nullptr ? image->LookupSymbol(addr) : nullptr;
+    return symbol != nullptr ? ValgrindFunctionName(symbol->name) : std::string();
   }
 
  private:

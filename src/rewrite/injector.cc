@@ -191,6 +191,12 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   }
   block_.in_order = false;
   mode_ = Mode::kPass;
+  if (FunctionKey stub; StubKey(key, &stub)) {
+    // A real object's stub in `???`: written under the object's name for it (issue 23 item 7).
+    cur_out_.object = Name{stub.object, names_.Text(stub.object)};
+    cur_out_.function = Name{stub.function, names_.Text(stub.function)};
+    cur_raw_.clear();
+  }
   pending_header_ = true;
   cur_deferred_ = false;
   // Known before any JIT block that runs its code is rewritten, wherever its blocks are.
@@ -210,6 +216,24 @@ void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
   } else if (object != key.object || file != key.file) {
     object = kAmbiguous;
   }
+}
+
+bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out) {
+  if (index_.empty()) return false;
+  if (key.object != unknown_name_ && !IsUnknownObject(names_.Text(key.object))) return false;
+  JitName jit;
+  if (!ParseJitFunctionName(names_.Text(key.function), &jit)) return false;
+  if (index_.Lookup(jit.addr) != nullptr) return false;  // a source's entry always wins
+  ObjectCode::Stub stub;
+  if (!objects_.NamedStubAt(jit.addr, &stub) || stub.name == 0) return false;
+  uint32_t name = stub.name;
+  if (!jit.suffix.empty()) {
+    std::string text(names_.Text(stub.name));
+    text += jit.suffix;
+    name = names_.Intern(text).id;
+  }
+  *out = FunctionKey{stub.object, key.file, name};
+  return true;
 }
 
 bool Injector::Impl::MisplacedTarget(const FunctionKey& target) const {
@@ -303,6 +327,11 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_file = target_file;
     out.target_function = target_function;
     if (columns_.adds_line()) out.raw = {};  // positions changed: format
+    if (FunctionKey stub; StubKey(target, &stub)) {
+      out.target_object = Name{stub.object, names_.Text(stub.object)};
+      out.target_function = Name{stub.function, names_.Text(stub.function)};
+      out.raw = {};
+    }
     downstream_->OnCall(out);
     target_entry.pass_called = true;
   };
@@ -318,6 +347,10 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_file = Name{real.file, names_.Text(real.file)};
     out.target_function = target_function;
     out.raw = {};
+    if (FunctionKey stub; StubKey(real, &stub)) {
+      out.target_object = Name{stub.object, names_.Text(stub.object)};
+      out.target_function = Name{stub.function, names_.Text(stub.function)};
+    }
     downstream_->OnCall(out);
     in_acc_.At(real).pass_called = true;
   };

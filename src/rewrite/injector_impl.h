@@ -138,6 +138,12 @@ class Injector::Impl {
   bool RealTarget(const FunctionKey& target, FunctionKey* real) const;
   /// A real object's block starts: its name may be a misplaced call target's.
   void NoteRealFunction(const FunctionKey& key);
+  /// Whether `key` is a `???` function no source covers whose address is a real object's code
+  /// with a name there (a PLT stub: ObjectCode::NamedStubAt); `*out` is then the key it is
+  /// written under: that object, its file, `NAME` plus the input's recursion suffix. Wherever
+  /// the function is written (its blocks, calls into it) it goes under that key. Never without
+  /// sources: then nothing is renamed.
+  bool StubKey(const FunctionKey& key, FunctionKey* out);
   /// Part end: pending calls whose target never had a block, then blocks for call targets.
   void FlushPending();
   /// The output function that owns the block's record at `addr`, and the version there (null:

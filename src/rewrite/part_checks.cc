@@ -37,8 +37,10 @@ void Injector::Impl::CheckInvariants() {
 void Injector::Impl::CollectStats() {
   auto unnamed = [&](const FunctionKey& key) {
     JitName jit;
+    // A real object's stub that Callgrind put in `???` (a PLT slot in .plt.got) is no JIT code,
+    // named or not (issue 23 item 7).
     return IsUnknownObject(names_.Text(key.object)) &&
-           ParseJitFunctionName(names_.Text(key.function), &jit);
+           ParseJitFunctionName(names_.Text(key.function), &jit) && !objects_.StubAt(jit.addr);
   };
   auto self_in = [](const CostAccounting& acc, const FunctionKey& key) -> uint64_t {
     const CostAccounting::Entry* entry = acc.Find(key);
