@@ -566,7 +566,9 @@ void Injector::Impl::EmitCalls(const OutFunction& f, const BlockOutput& slot) {
     rec.source = k.site;
     rec.source_file = Name{k.site_file, names_.Text(k.site_file)};
     FunctionKey target = k.target;
-    if (!entry->value.named_target) StubKey(k.target, &target);
+    uint64_t bias = 0;
+    if (!entry->value.named_target && StubKey(k.target, &target, &bias))
+      rec.target = Rebased(k.target_pos, bias);
     rec.target_object = Name{target.object, names_.Text(target.object)};
     rec.target_file = Name{target.file, names_.Text(target.file)};
     rec.target_function = Name{target.function, names_.Text(target.function)};

@@ -191,8 +191,11 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   }
   block_.in_order = false;
   mode_ = Mode::kPass;
-  if (FunctionKey stub; StubKey(key, &stub)) {
-    // A real object's stub in `???`: written under the object's name for it (issue 23 item 7).
+  cur_stub_ = false;
+  if (FunctionKey stub; StubKey(key, &stub, &cur_stub_bias_)) {
+    // A real object's stub in `???`: written under the object's name for it, at its ELF
+    // addresses (issue 23 item 7).
+    cur_stub_ = true;
     cur_out_.object = Name{stub.object, names_.Text(stub.object)};
     cur_out_.function = Name{stub.function, names_.Text(stub.function)};
     cur_raw_.clear();
@@ -218,7 +221,7 @@ void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
   }
 }
 
-bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out) {
+bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias) {
   if (index_.empty()) return false;
   if (key.object != unknown_name_ && !IsUnknownObject(names_.Text(key.object))) return false;
   JitName jit;
@@ -233,6 +236,7 @@ bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out) {
     name = names_.Intern(text).id;
   }
   *out = FunctionKey{stub.object, key.file, name};
+  if (bias != nullptr) *bias = jit.addr - stub.elf_addr;
   return true;
 }
 
@@ -295,7 +299,9 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
   }
   EmitPassHeader();
   CostRecord out{columns_.Plain(cost.position), file, cost.costs};
-  if (!columns_.adds_line()) {  // unchanged: the writer may copy its input text
+  if (cur_stub_) {
+    out.position = Rebased(out.position, cur_stub_bias_);
+  } else if (!columns_.adds_line()) {  // unchanged: the writer may copy its input text
     out.raw = cost.raw;
     out.raw_base = cost.raw_base;
   }
@@ -327,9 +333,15 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_file = target_file;
     out.target_function = target_function;
     if (columns_.adds_line()) out.raw = {};  // positions changed: format
-    if (FunctionKey stub; StubKey(target, &stub)) {
+    FunctionKey stub;
+    if (uint64_t bias = 0; StubKey(target, &stub, &bias)) {
       out.target_object = Name{stub.object, names_.Text(stub.object)};
       out.target_function = Name{stub.function, names_.Text(stub.function)};
+      out.target = Rebased(out.target, bias);
+      out.raw = {};
+    }
+    if (mode_ == Mode::kPass && cur_stub_) {
+      out.source = Rebased(out.source, cur_stub_bias_);
       out.raw = {};
     }
     downstream_->OnCall(out);
@@ -347,10 +359,13 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_file = Name{real.file, names_.Text(real.file)};
     out.target_function = target_function;
     out.raw = {};
-    if (FunctionKey stub; StubKey(real, &stub)) {
+    FunctionKey stub;
+    if (uint64_t bias = 0; StubKey(real, &stub, &bias)) {
       out.target_object = Name{stub.object, names_.Text(stub.object)};
       out.target_function = Name{stub.function, names_.Text(stub.function)};
+      out.target = Rebased(out.target, bias);
     }
+    if (cur_stub_) out.source = Rebased(out.source, cur_stub_bias_);
     downstream_->OnCall(out);
     in_acc_.At(real).pass_called = true;
   };
@@ -406,7 +421,12 @@ void Injector::Impl::OnJump(const JumpRecord& jump) {
     out.source_file = file;
     out.target_file = target_file;
     out.target_function = target_function;
-    if (columns_.adds_line()) out.raw = {};  // positions changed: format
+    if (columns_.adds_line()) out.raw = {};   // positions changed: format
+    if (mode_ == Mode::kPass && cur_stub_) {  // a jump inside a stub: both ends in the object
+      out.source = Rebased(out.source, cur_stub_bias_);
+      out.target = Rebased(out.target, cur_stub_bias_);
+      out.raw = {};
+    }
     downstream_->OnJump(out);
   };
   if (mode_ == Mode::kNone) {

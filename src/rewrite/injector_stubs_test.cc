@@ -115,7 +115,10 @@ TEST_F(InjectorStubsTest, PieStubIsNamedUnderItsObject) {
   const auto& f = F("jit.map|???|f");
   ASSERT_EQ(f.calls.count("/usr/bin/prog|???|free@plt"), 1u) << out_.text();
   EXPECT_THAT(f.calls.at("/usr/bin/prog|???|free@plt").second, ElementsAre(10));
-  EXPECT_EQ(out_.text().find("0x0000000000109070"), std::string::npos) << out_.text();
+  // Its positions, and the calls' target positions, are the object's ELF addresses, as
+  // Callgrind writes a real object's (KCachegrind then finds its code with objdump).
+  EXPECT_EQ(out_.text().find("109070"), std::string::npos) << out_.text();
+  EXPECT_NE(out_.text().find("0x1070"), std::string::npos) << out_.text();
   // The shared library's stub stays what Callgrind wrote.
   EXPECT_THAT(F("???|???|0x0000000004838030").self, ElementsAre(4));
 }

@@ -10,6 +10,7 @@ set -euo pipefail
 cg_inject=${1:?usage: check.sh CG_INJECT VALGRIND_PREFIX}
 cg_inject=$(cd "$(dirname "$cg_inject")" && pwd -P)/$(basename "$cg_inject")
 vg=$(cd "${2:?usage: check.sh CG_INJECT VALGRIND_PREFIX}" && pwd -P)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 unset MALLOC_PERTURB_
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
@@ -68,6 +69,11 @@ grep -qE ">   \?\?\?:free@plt \(1,000x\) \[$tmp/prog\]" <<<"$main_calls" ||
 stub_calls=$(grep -A1 -E "\*  \?\?\?:free@plt \[$tmp/prog\]" tree.txt || true)
 grep -qE ">   .*:free \([0-9,]+x\) \[.*libc\.so\.6\]" <<<"$stub_calls" ||
   fail "free@plt does not call libc's free: $(grep -A1 -F free@plt tree.txt | head)"
+# Its cost at the slot's ELF address, as Callgrind writes a real object's code, so KCachegrind's
+# machine code view finds it with objdump (KCachegrind's reading of the output).
+python3 "$here/../../cli/kcachegrind_reading.py" out >kc.txt
+grep -qF "instr (('free@plt', '', 'prog'), $((0x$slot))) [('Ir', ${in_cost//,/})]" kc.txt ||
+  fail "free@plt's cost is not at its ELF address 0x$slot: $(grep -F "instr (('free@plt'" kc.txt)"
 total=$(sed -n 's/^summary: //p' callgrind.out)
 before=$(sed -n 's/^cg-inject: Ir in unnamed JIT code: .* (\([0-9]*\) -> .*/\1/p' stats.txt)
 echo "free@plt at $runtime: $in_cost Ir, named; unnamed JIT code before: $before of $total Ir"
