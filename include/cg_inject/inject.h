@@ -109,6 +109,15 @@ class ObjectExtents {
     (void)addr;
     return std::nullopt;
   }
+  /// The object path Callgrind writes for the program that `cmd:` starts with when it is no
+  /// absolute path (`./prog`, `mono`): found from the current directory or PATH as a shell
+  /// would, symbolic links resolved (the kernel maps the real file: `mono` is
+  /// /usr/bin/mono-sgen); "" when not found. Callgrind may name the program's stubs in `???`
+  /// before any block of the program (issue 23 item 7).
+  virtual std::string ProgramObject(std::string_view program) const {
+    (void)program;
+    return "";
+  }
 };
 
 /// Architecture of the JIT code, for decoding instruction boundaries from code bytes.

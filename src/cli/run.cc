@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -136,6 +137,28 @@ class CatalogExtents : public ObjectExtents {
     const ObjectImage* image = catalog_->Lookup(object);
     const ElfSymbol* symbol = image != nullptr ? image->LookupSymbol(addr) : nullptr;
     return symbol != nullptr ? ValgrindFunctionName(symbol->name) : std::string();
+  }
+  std::string ProgramObject(std::string_view program) const override {
+    std::string found;
+    if (program.find('/') != std::string_view::npos) {
+      found = std::string(program);
+    } else if (const char* path = std::getenv("PATH")) {
+      std::string_view dirs(path);
+      while (found.empty()) {
+        size_t colon = dirs.find(':');
+        std::string dir(dirs.substr(0, colon));
+        std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + std::string(program);
+        if (access(candidate.c_str(), X_OK) == 0) found = candidate;
+        if (colon == std::string_view::npos) break;
+        dirs.remove_prefix(colon + 1);
+      }
+    }
+    if (found.empty()) return "";
+    char* real = realpath(found.c_str(), nullptr);
+    if (real == nullptr) return "";
+    std::string object(real);
+    std::free(real);
+    return object;
   }
 
  private:

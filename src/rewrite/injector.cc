@@ -101,7 +101,14 @@ void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
     // Node's), known before the first block, so JIT blocks before its own blocks see its code.
     std::string_view program = value.substr(std::min(value.size(), value.find_first_not_of(" \t")));
     program = program.substr(0, program.find_first_of(" \t"));
-    if (program.starts_with('/')) objects_.NoteObject(names_.Intern(program).id);
+    if (program.starts_with('/')) {
+      objects_.NoteObject(names_.Intern(program).id);
+    } else if (!program.empty()) {
+      // Run from a directory or found in PATH: its stubs in `???` can come before any block or
+      // call that names its object (a PIE's .plt.got slots), so it is looked for now.
+      const std::string& object = objects_.ProgramObject(program);
+      if (!object.empty()) objects_.NoteObject(names_.Intern(object).id);
+    }
   }
   if (key == "positions" && !index_.empty() && HasInstrWithoutLine(value)) {
     std::string extended(value);

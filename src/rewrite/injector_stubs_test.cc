@@ -156,6 +156,54 @@ TEST_F(InjectorStubsTest, SharedLibraryStubsAreNotLocated) {
   EXPECT_EQ(stats_.unnamed_jit_cost_after, 7u);
 }
 
+// Callgrind may write the stub's block before any block or call names the program's object (the
+// plt-stubs e2e test met it: vgpreload's and libc's blocks first). `cmd:` names the program as it
+// was started (`./prog`, `mono`): found as a shell would, it is known from the header on.
+constexpr const char* kStubFirst = R"(cmd: ./prog --flag
+positions: instr
+events: Ir
+ob=(2) ???
+fl=(2) ???
+fn=(3) 0x0000000000109070
+0x109070 3
+cob=(3) /lib/libc.so.6
+cfi=(3) malloc.c
+cfn=(5) free
+calls=3 0x98ef0
+0x109070 27
+ob=(1) /usr/bin/prog
+fl=(1) prog.c
+fn=(1) main
+0x1150 3
+cob=(2)
+cfi=(2)
+cfn=(3)
+calls=2 0x109070
+0x1154 20
+ob=(3)
+fl=(3)
+fn=(5)
+0x98ef0 27
+)";
+
+TEST_F(InjectorStubsTest, ProgramOfTheCommandIsKnownBeforeItsBlocks) {
+  extents_.programs["./prog"] = "/usr/bin/prog";
+  Run(kStubFirst);
+  EXPECT_THAT(F("/usr/bin/prog|???|free@plt").self, ElementsAre(3));
+  ASSERT_EQ(F("/usr/bin/prog|prog.c|main").calls.count("/usr/bin/prog|???|free@plt"), 1u)
+      << out_.text();
+}
+
+TEST_F(InjectorStubsTest, WithoutTheProgramFoundTheEarlyStubKeepsItsAddressName) {
+  // Not found from here: the block came before its object was known, so it and the call into
+  // it keep the address name, alike.
+  Run(kStubFirst);
+  EXPECT_THAT(F("???|???|0x0000000000109070").self, ElementsAre(3));
+  ASSERT_EQ(F("/usr/bin/prog|prog.c|main").calls.count("???|???|0x0000000000109070"), 1u)
+      << out_.text();
+  EXPECT_EQ(stats_.unnamed_jit_cost_after, 0u);  // no JIT code: by the part end it is known
+}
+
 TEST_F(InjectorStubsTest, EtExecStubAtItsOwnAddress) {
   // An ET_EXEC: bias 0, the slot at its ELF address.
   FakeExtents::Object exec{0x400000, 0x500000, true, {{0x401150, "main"}}};

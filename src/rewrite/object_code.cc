@@ -52,6 +52,12 @@ bool ObjectCode::StubAt(uint64_t addr, Stub* stub) {
   return true;
 }
 
+const std::string& ObjectCode::ProgramObject(std::string_view program) {
+  auto [it, inserted] = programs_.try_emplace(std::string(program));
+  if (inserted && extents_ != nullptr) it->second = extents_->ProgramObject(program);
+  return it->second;
+}
+
 bool ObjectCode::NamedStubAt(uint64_t addr, Stub* stub) {
   auto [it, inserted] = named_.try_emplace(addr);
   if (inserted) StubAt(addr, &it->second);

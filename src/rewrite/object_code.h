@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "cg_inject/inject.h"
 #include "rewrite/accounting.h"
 #include "util/flat_hash_map.h"
 
@@ -61,6 +64,10 @@ class ObjectCode {
   /// libraries' stubs are not found: their load bases are not in a profile. Answers are kept per
   /// address (a stub is asked for at each call into it).
   bool StubAt(uint64_t addr, Stub* stub = nullptr);
+  /// ObjectExtents::ProgramObject: the object path of a program `cmd:` names by a relative path
+  /// or a bare name, or "".
+  /// Asked once per program (each part repeats `cmd:`).
+  const std::string& ProgramObject(std::string_view program);
   /// StubAt for naming: the first answer for an address stays for the whole run, so a call into
   /// a stub and the stub's block get the same name whichever comes first, even when the stub's
   /// object is seen only between the two.
@@ -94,6 +101,7 @@ class ObjectCode {
   std::vector<Located> located_;
   std::unordered_map<uint64_t, Stub> stubs_;
   std::unordered_map<uint64_t, Stub> named_;
+  std::unordered_map<std::string, std::string> programs_;  // ProgramObject's answers
 };
 
 }  // namespace cg_inject

@@ -38,6 +38,7 @@ class FakeExtents : public ObjectExtents {
     std::map<uint64_t, std::string> plt = {};  // slot start -> NAME@plt; each slot is 8 bytes
   };
   std::map<std::string, Object, std::less<>> objects;
+  std::map<std::string, std::string, std::less<>> programs;  // cmd: program -> its object path
 
   /// /usr/bin/node as Node's ET_EXEC: absolute addresses at [lo, hi), symbols as given.
   static FakeExtents Node(uint64_t lo, uint64_t hi, std::map<uint64_t, std::string> symbols = {}) {
@@ -61,6 +62,10 @@ class FakeExtents : public ObjectExtents {
     auto symbol = it->second.symbols.upper_bound(addr);
     if (symbol == it->second.symbols.begin()) return std::nullopt;
     return std::prev(symbol)->second;
+  }
+  std::string ProgramObject(std::string_view program) const override {
+    auto it = programs.find(program);
+    return it == programs.end() ? std::string() : it->second;
   }
   std::optional<uint64_t> KnownLoadBias(std::string_view object) const override {
     auto it = objects.find(object);
