@@ -92,6 +92,32 @@ class ObjectExtents {
     (void)addr;
     return std::nullopt;
   }
+  /// Where Valgrind loaded `object`, when the object alone tells: 0 for an ET_EXEC (its ELF
+  /// addresses are its runtime ones), Valgrind's fixed PIE base for the program's own PIE
+  /// executable; nullopt for shared libraries, whose load bases a profile does not hold. Callgrind
+  /// writes code of an object outside its .text (.plt.got, .plt.sec, .init) in `???` at runtime
+  /// addresses; with this such an address is known to be the object's (issue 23 item 7).
+  virtual std::optional<uint64_t> KnownLoadBias(std::string_view object) const {
+    (void)object;
+    return std::nullopt;
+  }
+  /// What code of `object` lies at ELF address `addr`: nullopt when `addr` is in no executable
+  /// segment of it; else the name objdump gives it (`free@plt` for a PLT slot), else the name
+  /// Callgrind gives the function symbol containing it, else "".
+  virtual std::optional<std::string> CodeNameAt(std::string_view object, uint64_t addr) const {
+    (void)object;
+    (void)addr;
+    return std::nullopt;
+  }
+  /// The object path Callgrind writes for the program that `cmd:` starts with when it is no
+  /// absolute path (`./prog`, `mono`): found from the current directory or PATH as a shell
+  /// would, symbolic links resolved (the kernel maps the real file: `mono` is
+  /// /usr/bin/mono-sgen); "" when not found. Callgrind may name the program's stubs in `???`
+  /// before any block of the program (issue 23 item 7).
+  virtual std::string ProgramObject(std::string_view program) const {
+    (void)program;
+    return "";
+  }
 };
 
 /// Architecture of the JIT code, for decoding instruction boundaries from code bytes.

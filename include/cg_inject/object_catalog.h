@@ -18,6 +18,7 @@
 namespace cg_inject {
 
 class Diagnostics;
+struct ObjectStubs;
 
 /// A function symbol (STT_FUNC or STT_GNU_IFUNC, defined) from .symtab, .dynsym or the separate
 /// debug file's .symtab. The reader skips size-0 symbols, as Valgrind does; in-memory images may
@@ -145,6 +146,12 @@ class ObjectCatalog {
   /// ET_DYN, or it is no readable ELF file), without reading its tables: one 64-byte read, so
   /// every object of a profile can be asked. True for ET_EXEC; Lookup then tells the rest.
   bool MayHaveFixedAddresses(std::string_view path);
+  /// What the object at `path` says about its code outside .text and its load address (its PLT
+  /// slots' names, whether it is a PIE executable: src/elf/object_image_stubs.h), read on the
+  /// first call through a memory map. Null for names that are not absolute paths; an object that
+  /// cannot be read gives empty facts, without a warning (Lookup warns for it when asked). Not
+  /// thread-safe; the pointer stays valid for the catalog's life.
+  const ObjectStubs* Stubs(std::string_view path);
   /// Registers `image` under `path` (in-memory images for tests, or objects found elsewhere),
   /// replacing what was there. Returns the stored image.
   const ObjectImage* Add(std::string path, ObjectImage image);
@@ -165,6 +172,7 @@ class ObjectCatalog {
   std::map<std::string, std::unique_ptr<ObjectImage>, std::less<>> images_;
   std::vector<AbsentObject> absent_;
   std::map<std::string, bool, std::less<>> fixed_;  // MayHaveFixedAddresses answers
+  std::map<std::string, std::unique_ptr<ObjectStubs>, std::less<>> stubs_;
   int64_t opened_ = 0;
 };
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -36,6 +37,7 @@
 #include "cli/options.h"
 #include "cli/output_plan.h"
 #include "cli/tee_sink.h"
+#include "elf/object_image_stubs.h"
 #include "elf/valgrind_name.h"
 #include "sources/moar_jit_code.h"
 #include "sources/symbol_sources.h"
@@ -118,6 +120,45 @@ class CatalogExtents : public ObjectExtents {
     const ElfSymbol* symbol = image != nullptr ? image->LookupSymbol(addr) : nullptr;
     if (symbol == nullptr) return std::nullopt;
     return ValgrindFunctionName(symbol->name);
+  }
+  std::optional<uint64_t> KnownLoadBias(std::string_view object) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ObjectStubs* stubs = catalog_->Stubs(object);
+    if (stubs == nullptr) return std::nullopt;
+    if (stubs->fixed_addresses) return 0;
+    if (stubs->pie_executable) return kValgrindPieBase;
+    return std::nullopt;
+  }
+  std::optional<std::string> CodeNameAt(std::string_view object, uint64_t addr) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ObjectStubs* stubs = catalog_->Stubs(object);
+    if (stubs == nullptr || !stubs->IsCode(addr)) return std::nullopt;
+    if (const ElfSymbol* slot = stubs->PltSlotAt(addr)) return slot->name;
+    const ObjectImage* image = catalog_->Lookup(object);
+    const ElfSymbol* symbol = image != nullptr ? image->LookupSymbol(addr) : nullptr;
+    return symbol != nullptr ? ValgrindFunctionName(symbol->name) : std::string();
+  }
+  std::string ProgramObject(std::string_view program) const override {
+    std::string found;
+    if (program.find('/') != std::string_view::npos) {
+      found = std::string(program);
+    } else if (const char* path = std::getenv("PATH")) {
+      std::string_view dirs(path);
+      while (found.empty()) {
+        size_t colon = dirs.find(':');
+        std::string dir(dirs.substr(0, colon));
+        std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + std::string(program);
+        if (access(candidate.c_str(), X_OK) == 0) found = candidate;
+        if (colon == std::string_view::npos) break;
+        dirs.remove_prefix(colon + 1);
+      }
+    }
+    if (found.empty()) return "";
+    char* real = realpath(found.c_str(), nullptr);
+    if (real == nullptr) return "";
+    std::string object(real);
+    std::free(real);
+    return object;
   }
 
  private:

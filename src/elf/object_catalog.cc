@@ -9,6 +9,7 @@
 #include "cg_inject/diagnostics.h"
 #include "elf/elf_header.h"
 #include "elf/elf_reader.h"
+#include "elf/object_image_stubs.h"
 
 namespace cg_inject {
 
@@ -61,6 +62,14 @@ bool ObjectCatalog::MayHaveFixedAddresses(std::string_view path) {
   }
   fixed_.emplace(std::string(path), fixed);
   return fixed;
+}
+
+const ObjectStubs* ObjectCatalog::Stubs(std::string_view path) {
+  if (path.empty() || path.front() != '/') return nullptr;
+  if (auto it = stubs_.find(path); it != stubs_.end()) return it->second.get();
+  auto stubs =
+      std::make_unique<ObjectStubs>(ReadObjectStubsFile(options_.root + std::string(path)));
+  return stubs_.emplace(std::string(path), std::move(stubs)).first->second.get();
 }
 
 const ObjectImage* ObjectCatalog::Add(std::string path, ObjectImage image) {

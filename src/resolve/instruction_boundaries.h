@@ -20,11 +20,13 @@ inline constexpr uint32_t kElfMachineAArch64 = 183;
 CodeArch CodeArchOfElfMachine(uint32_t elf_machine);
 
 /// What DecodeInstructionStarts says of a byte: an instruction starts there (kInstructionStart),
-/// and that instruction is a call (kInstructionStart | kCallInstruction). Callgrind's call lines
-/// sit at their call instruction, so of several versions at one address only one with a call
-/// there can have made the call.
+/// and that instruction transfers control (kInstructionStart | kControlTransfer): a call, a jump
+/// (conditional or not) or a return. Callgrind's call lines sit at the instruction that left the
+/// basic block, and Callgrind makes a call not only of a call instruction but also of a jump into
+/// another function and of a return into code that is not the caller's, so of several versions at
+/// one address only one with a control transfer there can have made the call.
 inline constexpr uint8_t kInstructionStart = 1;
-inline constexpr uint8_t kCallInstruction = 2;
+inline constexpr uint8_t kControlTransfer = 2;
 
 /// One flag per byte of `code`, nonzero where an instruction starts (above). x86-64 is swept
 /// linearly with Capstone from offset 0; an undecodable byte (data in the code) is flagged and

@@ -44,7 +44,7 @@ int VersionChooser::CallAt(const CodeVersion& version, uint64_t addr) {
   if (version.code().empty() || ArchOf(version) == CodeArch::kUnknown) return -1;
   uint64_t offset = addr - version.start();
   if (offset + version.salted_code_tail() >= version.code().size()) return -1;
-  return (Boundaries(version)[offset] & kCallInstruction) != 0 ? 1 : 0;
+  return (Boundaries(version)[offset] & kControlTransfer) != 0 ? 1 : 0;
 }
 
 bool VersionChooser::FitsCall(const CodeVersion& version, uint64_t addr) {
@@ -91,7 +91,7 @@ const CodeVersion* VersionChooser::Choose(uint64_t addr, const CodeVersion* pref
   if (all.size() == 1) return all[0];
   scratch_.clear();
   if (call) {
-    // A call line: only a version with a call instruction there made it (when none has one,
+    // A call line: only a version with a control transfer there made it (when none has one,
     // the bytes say nothing and the rules below decide).
     for (const CodeVersion* v : all)
       if (CallAt(*v, addr) == 1) scratch_.push_back(v);

@@ -27,21 +27,22 @@ class VersionChooser {
   /// it has code bytes and the architecture is known, on a decoded instruction boundary.
   bool FitsBoundary(const CodeVersion& version, uint64_t addr);
   /// Whether a call line at `addr` can be `version`'s: it fits its boundaries and, when its code
-  /// is decoded there, the instruction is a call.
+  /// is decoded there, the instruction transfers control (call, jump or return: Callgrind makes
+  /// calls of jumps and returns too).
   bool FitsCall(const CodeVersion& version, uint64_t addr);
 
   /// The version that ran at `addr`, or null when no version covers it. `preferred` (the version
   /// of the enclosing block, may be null) wins when it fits; `part_number` (1-based) breaks
   /// remaining ties: the part_number-th fitting version in load order, the last when fewer.
-  /// With `call` (a call line's address), versions with a call instruction there come first,
+  /// With `call` (a call line's address), versions with a control transfer there come first,
   /// `preferred` included.
   const CodeVersion* Choose(uint64_t addr, const CodeVersion* preferred, int64_t part_number,
                             bool call = false);
 
   /// The version of a block entered at `entry` whose cost lines and call sites are at `addrs`,
   /// and whose call sites are also at `calls`: among versions containing `entry`, the one on whose
-  /// boundaries most of `addrs` lie, each call site where it has a call counting once more;
-  /// ties as in Choose. Null when no version contains `entry`.
+  /// boundaries most of `addrs` lie, each call site where it has a control transfer counting once
+  /// more; ties as in Choose. Null when no version contains `entry`.
   const CodeVersion* ChooseForBlock(uint64_t entry, std::span<const uint64_t> addrs,
                                     int64_t part_number, std::span<const uint64_t> calls = {});
 
@@ -51,7 +52,7 @@ class VersionChooser {
 
  private:
   const std::vector<uint8_t>& Boundaries(const CodeVersion& version);
-  /// 1: a call instruction of `version` starts at `addr`; 0: `addr` is no call of it (off its
+  /// 1: a control transfer of `version` starts at `addr`; 0: `addr` is none of it (off its
   /// boundaries, or another instruction); -1: its bytes say nothing there.
   int CallAt(const CodeVersion& version, uint64_t addr);
   /// The architecture of `version`'s code: its source's e_machine (jitdump header) when known,

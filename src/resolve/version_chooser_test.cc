@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 #include "cg_inject/symbols.h"
 
 namespace cg_inject {
@@ -70,6 +73,36 @@ TEST_F(VersionChooserTest, CallLineGoesToTheVersionWithACall) {
   std::vector<uint64_t> calls = {0x1005};
   EXPECT_EQ(c.ChooseForBlock(0x1000, addrs, 1, calls), caller);
   EXPECT_EQ(c.ChooseForBlock(0x1000, addrs, 1), mover);
+}
+
+// Callgrind also makes a call of a jump into another function and of a return into code that
+// is not the caller's (the tsc capture: 2 of 80,578 call lines sat where the other version had
+// a `mov`, this one a `jne` or `jmp`). A call line at such an instruction is that version's.
+TEST_F(VersionChooserTest, CallLineGoesToTheVersionWithAJumpOrReturn) {
+  // push rbp ; nop x4 ; mov eax,1 ; nop ; ret   and, at 0x1005 instead: jne, jmp, ret
+  const std::string head("\x55\x90\x90\x90\x90", 5);
+  const std::string mov = head + std::string("\xb8\x01\x00\x00\x00\x90\xc3", 7);
+  for (const std::string& tail : {std::string("\x0f\x85\x00\x00\x00\x00\xc3", 7),
+                                  std::string("\xe9\x00\x00\x00\x00\x90\xc3", 7),
+                                  std::string("\xc3\x90\x90\x90\x90\x90\xc3", 7)}) {
+    SymbolIndex index;
+    for (const auto& [name, code] : {std::pair{"mover", mov}, std::pair{"jumper", head + tail}}) {
+      CodeVersionSpec v;
+      v.start = 0x1000;
+      v.size = 12;
+      v.function_name = name;
+      v.code = code;
+      index.Add(std::move(v));
+    }
+    index.Finish();
+    VersionChooser c(index, CodeArch::kX86_64);
+    const CodeVersion* mover = index.LookupAll(0x1000)[0];
+    const CodeVersion* jumper = index.LookupAll(0x1000)[1];
+    ASSERT_EQ(jumper->function_name(), "jumper");
+    EXPECT_EQ(c.Choose(0x1005, mover, 1, /*call=*/true), jumper) << tail[0];
+    EXPECT_EQ(c.Choose(0x1005, nullptr, 1, /*call=*/true), jumper) << tail[0];
+    EXPECT_EQ(c.Choose(0x1005, mover, 1), mover);  // not a call line: the block's version
+  }
 }
 
 TEST_F(VersionChooserTest, PreferredVersionWins) {

@@ -501,9 +501,11 @@ void Injector::Impl::EmitOutputs() {
     const bool has_own = slot.function == block_.identity && !block_.own.empty();
     if (slot.agg.empty() && !has_own) continue;
     f.emitted = true;
-    FunctionContext ctx{Name{f.key.object, names_.Text(f.key.object)},
-                        Name{f.key.file, names_.Text(f.key.file)},
-                        Name{f.key.function, names_.Text(f.key.function)}};
+    FunctionKey written = f.key;
+    if (!f.jit) StubKey(f.key, &written);  // a real object's stub in `???`: its object's name
+    FunctionContext ctx{Name{written.object, names_.Text(written.object)},
+                        Name{written.file, names_.Text(written.file)},
+                        Name{written.function, names_.Text(written.function)}};
     downstream_->OnFunction(ctx);
     NoteWritten(f);
     EmitCosts(f, slot, has_own);
@@ -563,9 +565,13 @@ void Injector::Impl::EmitCalls(const OutFunction& f, const BlockOutput& slot) {
     rec.target = k.target_pos;
     rec.source = k.site;
     rec.source_file = Name{k.site_file, names_.Text(k.site_file)};
-    rec.target_object = Name{k.target.object, names_.Text(k.target.object)};
-    rec.target_file = Name{k.target.file, names_.Text(k.target.file)};
-    rec.target_function = Name{k.target.function, names_.Text(k.target.function)};
+    FunctionKey target = k.target;
+    uint64_t bias = 0;
+    if (!entry->value.named_target && StubKey(k.target, &target, &bias))
+      rec.target = Rebased(k.target_pos, bias);
+    rec.target_object = Name{target.object, names_.Text(target.object)};
+    rec.target_file = Name{target.file, names_.Text(target.file)};
+    rec.target_function = Name{target.function, names_.Text(target.function)};
     rec.inclusive = pool_.Get(entry->value.inclusive);
     downstream_->OnCall(rec);
     if (!f.jit) added_acc_.CallCost(rec.inclusive);

@@ -100,7 +100,14 @@ void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
     // Node's), known before the first block, so JIT blocks before its own blocks see its code.
     std::string_view program = value.substr(std::min(value.size(), value.find_first_not_of(" \t")));
     program = program.substr(0, program.find_first_of(" \t"));
-    if (program.starts_with('/')) objects_.NoteObject(names_.Intern(program).id);
+    if (program.starts_with('/')) {
+      objects_.NoteObject(names_.Intern(program).id);
+    } else if (!program.empty()) {
+      // Run from a directory or found in PATH: its stubs in `???` can come before any block or
+      // call that names its object (a PIE's .plt.got slots), so it is looked for now.
+      const std::string& object = objects_.ProgramObject(program);
+      if (!object.empty()) objects_.NoteObject(names_.Intern(object).id);
+    }
   }
   if (key == "positions" && !index_.empty() && HasInstrWithoutLine(value)) {
     std::string extended(value);
@@ -194,6 +201,15 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   }
   block_.in_order = false;
   mode_ = Mode::kPass;
+  cur_stub_ = false;
+  if (FunctionKey stub; StubKey(key, &stub, &cur_stub_bias_)) {
+    // A real object's stub in `???`: written under the object's name for it, at its ELF
+    // addresses (issue 23 item 7).
+    cur_stub_ = true;
+    cur_out_.object = Name{stub.object, names_.Text(stub.object)};
+    cur_out_.function = Name{stub.function, names_.Text(stub.function)};
+    cur_raw_.clear();
+  }
   pending_header_ = true;
   cur_deferred_ = false;
   // Known before any JIT block that runs its code is rewritten, wherever its blocks are.
@@ -212,6 +228,25 @@ void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
   } else if (object != key.object || file != key.file) {
     object = kAmbiguous;
   }
+}
+
+bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias) {
+  if (index_.empty()) return false;
+  if (key.object != unknown_name_ && !IsUnknownObject(names_.Text(key.object))) return false;
+  JitName jit;
+  if (!ParseJitFunctionName(names_.Text(key.function), &jit)) return false;
+  if (index_.Lookup(jit.addr) != nullptr) return false;  // a source's entry always wins
+  ObjectCode::Stub stub;
+  if (!objects_.NamedStubAt(jit.addr, &stub) || stub.name == 0) return false;
+  uint32_t name = stub.name;
+  if (!jit.suffix.empty()) {
+    std::string text(names_.Text(stub.name));
+    text += jit.suffix;
+    name = names_.Intern(text).id;
+  }
+  *out = FunctionKey{stub.object, key.file, name};
+  if (bias != nullptr) *bias = jit.addr - stub.elf_addr;
+  return true;
 }
 
 bool Injector::Impl::MisplacedTarget(const FunctionKey& target) const {
@@ -272,7 +307,9 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
   }
   EmitPassHeader();
   CostRecord out{columns_.Plain(cost.position), file, cost.costs};
-  if (!columns_.adds_line()) {  // unchanged: the writer may copy its input text
+  if (cur_stub_) {
+    out.position = Rebased(out.position, cur_stub_bias_);
+  } else if (!columns_.adds_line()) {  // unchanged: the writer may copy its input text
     out.raw = cost.raw;
     out.raw_base = cost.raw_base;
   }
@@ -305,6 +342,17 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_file = target_file;
     out.target_function = target_function;
     if (columns_.adds_line()) out.raw = {};  // positions changed: format
+    FunctionKey stub;
+    if (uint64_t bias = 0; StubKey(target, &stub, &bias)) {
+      out.target_object = Name{stub.object, names_.Text(stub.object)};
+      out.target_function = Name{stub.function, names_.Text(stub.function)};
+      out.target = Rebased(out.target, bias);
+      out.raw = {};
+    }
+    if (mode_ == Mode::kPass && cur_stub_) {
+      out.source = Rebased(out.source, cur_stub_bias_);
+      out.raw = {};
+    }
     downstream_->OnCall(out);
     target_entry.pass_called = true;
   };
@@ -320,6 +368,13 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_file = Name{real.file, names_.Text(real.file)};
     out.target_function = target_function;
     out.raw = {};
+    FunctionKey stub;
+    if (uint64_t bias = 0; StubKey(real, &stub, &bias)) {
+      out.target_object = Name{stub.object, names_.Text(stub.object)};
+      out.target_function = Name{stub.function, names_.Text(stub.function)};
+      out.target = Rebased(out.target, bias);
+    }
+    if (cur_stub_) out.source = Rebased(out.source, cur_stub_bias_);
     downstream_->OnCall(out);
     in_acc_.At(real).pass_called = true;
   };
@@ -375,7 +430,12 @@ void Injector::Impl::OnJump(const JumpRecord& jump) {
     out.source_file = file;
     out.target_file = target_file;
     out.target_function = target_function;
-    if (columns_.adds_line()) out.raw = {};  // positions changed: format
+    if (columns_.adds_line()) out.raw = {};   // positions changed: format
+    if (mode_ == Mode::kPass && cur_stub_) {  // a jump inside a stub: both ends in the object
+      out.source = Rebased(out.source, cur_stub_bias_);
+      out.target = Rebased(out.target, cur_stub_bias_);
+      out.raw = {};
+    }
     downstream_->OnJump(out);
   };
   if (mode_ == Mode::kNone) {

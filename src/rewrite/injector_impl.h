@@ -138,6 +138,20 @@ class Injector::Impl {
   bool RealTarget(const FunctionKey& target, FunctionKey* real) const;
   /// A real object's block starts: its name may be a misplaced call target's.
   void NoteRealFunction(const FunctionKey& key);
+  /// Whether `key` is a `???` function no source covers whose address is a real object's code
+  /// with a name there (a PLT stub: ObjectCode::NamedStubAt); `*out` is then the key it is
+  /// written under: that object, its file, `NAME` plus the input's recursion suffix. Wherever
+  /// the function is written (its blocks, calls into it) it goes under that key, and its
+  /// positions at the object's ELF addresses, as Callgrind writes a real object's: `*bias` (when
+  /// asked) is what to subtract. Never without sources: then nothing is renamed.
+  bool StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias = nullptr);
+  /// `pos` with its instr column moved down by `bias` (a stub's runtime address made its ELF
+  /// address); unchanged without an instr column.
+  Position Rebased(const Position& pos, uint64_t bias) const {
+    Position out = pos;
+    if (columns_.has_instr()) columns_.SetInstr(&out, columns_.Instr(pos) - bias);
+    return out;
+  }
   /// Part end: pending calls whose target never had a block, then blocks for call targets.
   void FlushPending();
   /// The output function that owns the block's record at `addr`, and the version there (null:
@@ -217,6 +231,10 @@ class Injector::Impl {
   Name cost_file_;
   bool pending_header_ = false;
   bool cur_deferred_ = false;
+  // The current ordinary block is a real object's stub written under its object (StubKey): its
+  // positions go out minus this bias.
+  bool cur_stub_ = false;
+  uint64_t cur_stub_bias_ = 0;
   std::vector<uint64_t> scratch_addrs_;
   std::vector<uint64_t> scratch_call_addrs_;  // ResolveBlock's: the block's call sites
   std::vector<CostLine> scratch_lines_;       // EmitOutputs': one slot's cost lines, sorted

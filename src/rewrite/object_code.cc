@@ -24,8 +24,46 @@ void ObjectCode::NoteObject(uint32_t object) {
   if (object < object_noted_.size() && object_noted_[object]) return;
   if (object >= object_noted_.size()) object_noted_.resize(size_t{object} * 2 + 16, 0);
   object_noted_[object] = 1;
-  if (!extents_ || index_.empty() || IsUnknownObject(names_->Text(object))) return;
+  if (!extents_ || IsUnknownObject(names_->Text(object))) return;
+  // Asked without sources too: the report keeps stubs out of the unnamed JIT cost either way.
+  if (std::optional<uint64_t> bias = extents_->KnownLoadBias(names_->Text(object))) {
+    located_.push_back({object, *bias});
+    stubs_.clear();  // answers given before this object was known may change
+  }
+  if (index_.empty()) return;
   if (extents_->AddressesAreAbsolute(names_->Text(object))) absolute_objects_.push_back(object);
+}
+
+bool ObjectCode::StubAt(uint64_t addr, Stub* stub) {
+  auto [it, inserted] = stubs_.try_emplace(addr);
+  if (inserted) {
+    for (const Located& located : located_) {
+      if (addr < located.bias) continue;
+      const uint64_t elf_addr = addr - located.bias;
+      std::optional<std::string> name =
+          extents_->CodeNameAt(names_->Text(located.object), elf_addr);
+      if (!name) continue;
+      it->second = Stub{located.object, name->empty() ? 0 : names_->Intern(*name).id, elf_addr};
+      break;
+    }
+  }
+  if (it->second.object == 0) return false;
+  if (stub != nullptr) *stub = it->second;
+  return true;
+}
+
+const std::string& ObjectCode::ProgramObject(std::string_view program) {
+  auto [it, inserted] = programs_.try_emplace(std::string(program));
+  if (inserted && extents_ != nullptr) it->second = extents_->ProgramObject(program);
+  return it->second;
+}
+
+bool ObjectCode::NamedStubAt(uint64_t addr, Stub* stub) {
+  auto [it, inserted] = named_.try_emplace(addr);
+  if (inserted) StubAt(addr, &it->second);
+  if (it->second.object == 0) return false;
+  *stub = it->second;
+  return true;
 }
 
 bool ObjectCode::IsAbsolute(uint32_t object) const {

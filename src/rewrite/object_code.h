@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "cg_inject/inject.h"
 #include "rewrite/accounting.h"
 #include "util/flat_hash_map.h"
 
@@ -48,6 +51,28 @@ class ObjectCode {
   /// The key stays valid for the whole run.
   const FunctionKey* SymbolOwner(uint64_t addr);
 
+  /// Code of a real object that Callgrind wrote in `???` (issue 23 item 7): its object's name id,
+  /// its name there (`free@plt`; 0 when the object has no name for it) and its ELF address.
+  struct Stub {
+    uint32_t object = 0;
+    uint32_t name = 0;
+    uint64_t elf_addr = 0;
+  };
+  /// Whether `addr`, an address Callgrind wrote in `???` (a runtime address), is the code of an
+  /// object seen so far whose load address the profile implies (ObjectExtents::KnownLoadBias: an
+  /// ET_EXEC, the program's PIE executable); `*stub` (when asked) says whose and what. Shared
+  /// libraries' stubs are not found: their load bases are not in a profile. Answers are kept per
+  /// address (a stub is asked for at each call into it).
+  bool StubAt(uint64_t addr, Stub* stub = nullptr);
+  /// ObjectExtents::ProgramObject: the object path of a program `cmd:` names by a relative path
+  /// or a bare name, or "".
+  /// Asked once per program (each part repeats `cmd:`).
+  const std::string& ProgramObject(std::string_view program);
+  /// StubAt for naming: the first answer for an address stays for the whole run, so a call into
+  /// a stub and the stub's block get the same name whichever comes first, even when the stub's
+  /// object is seen only between the two.
+  bool NamedStubAt(uint64_t addr, Stub* stub);
+
  private:
   bool IsAbsolute(uint32_t object) const;
 
@@ -67,6 +92,16 @@ class ObjectCode {
   // SymbolOwner hands out (a node map: pointers to them stay valid).
   FlatHashMap<uint64_t, uint32_t> function_files_;
   std::unordered_map<uint64_t, FunctionKey> symbol_owners_;
+  // Objects with a known load bias (StubAt), in the order seen; and StubAt's answers by address
+  // (object 0: none). Both small: a few objects, and the `???` addresses asked about.
+  struct Located {
+    uint32_t object = 0;
+    uint64_t bias = 0;
+  };
+  std::vector<Located> located_;
+  std::unordered_map<uint64_t, Stub> stubs_;
+  std::unordered_map<uint64_t, Stub> named_;
+  std::unordered_map<std::string, std::string> programs_;  // ProgramObject's answers
 };
 
 }  // namespace cg_inject

@@ -102,5 +102,45 @@ TEST_F(ObjectCodeTest, WithoutExtentsOnlyTheIndexDecides) {
   EXPECT_EQ(code.SymbolOwner(0x1000110), nullptr);
 }
 
+// Issue 23 item 7: `???` addresses in an object whose load address the profile implies.
+TEST_F(ObjectCodeTest, StubsAreFoundInObjectsWithAKnownLoadBias) {
+  FakeExtents::Object prog{0x1000, 0x3000, false, {{0x1100, "main"}}};
+  prog.load_bias = 0x108000;
+  prog.plt = {{0x1070, "free@plt"}};
+  extents_.objects["/usr/bin/prog"] = prog;
+  extents_.objects["/lib/libc.so.6"].plt = {{0x7070, "memcpy@plt"}};  // no bias: not located
+  ObjectCode code(index_, &extents_, &names_);
+  ObjectCode::Stub stub;
+  EXPECT_FALSE(code.StubAt(0x109070, &stub));  // the object is not known yet
+  code.NoteObject(Id("/lib/libc.so.6"));
+  code.NoteObject(Id("/usr/bin/prog"));
+  ASSERT_TRUE(code.StubAt(0x109070, &stub));
+  EXPECT_EQ(stub.object, Id("/usr/bin/prog"));
+  EXPECT_EQ(names_.Text(stub.name), "free@plt");
+  EXPECT_EQ(stub.elf_addr, 0x1070u);
+  ASSERT_TRUE(code.StubAt(0x109104, &stub));  // the function symbol otherwise
+  EXPECT_EQ(names_.Text(stub.name), "main");
+  EXPECT_FALSE(code.StubAt(0x1070));    // the ELF address itself is not where it ran
+  EXPECT_FALSE(code.StubAt(0x10b000));  // past the object
+  EXPECT_FALSE(code.StubAt(0x7070));    // the library's slot: its base is unknown
+}
+
+TEST_F(ObjectCodeTest, NamingAnswersStayWhatTheyWereFirst) {
+  FakeExtents::Object prog{0x1000, 0x3000, false, {}};
+  prog.load_bias = 0x108000;
+  prog.plt = {{0x1070, "free@plt"}};
+  extents_.objects["/usr/bin/prog"] = prog;
+  ObjectCode code(index_, &extents_, &names_);
+  ObjectCode::Stub stub;
+  // Asked before the object is seen: not a stub for naming, for the whole run, so a call
+  // written under the address name and the block later get one name.
+  EXPECT_FALSE(code.NamedStubAt(0x109070, &stub));
+  code.NoteObject(Id("/usr/bin/prog"));
+  EXPECT_FALSE(code.NamedStubAt(0x109070, &stub));
+  EXPECT_TRUE(code.StubAt(0x109070));  // the report's answer follows what is known now
+  EXPECT_TRUE(code.NamedStubAt(0x109078 - 4, &stub));
+  EXPECT_EQ(names_.Text(stub.name), "free@plt");
+}
+
 }  // namespace
 }  // namespace cg_inject

@@ -36,7 +36,11 @@ void Injector::Impl::CheckInvariants() {
 
 void Injector::Impl::CollectStats() {
   auto unnamed = [&](const FunctionKey& key) {
-    return in_.UnknownObject(key.object) && in_.JitLooking(key.function);
+    if (!in_.UnknownObject(key.object) || !in_.JitLooking(key.function)) return false;
+    // A real object's stub that Callgrind put in `???` (a PLT slot in .plt.got) is no JIT code,
+    // named or not (issue 23 item 7).
+    JitName jit;
+    return ParseJitFunctionName(names_.Text(key.function), &jit) && !objects_.StubAt(jit.addr);
   };
   auto self_in = [](const CostAccounting& acc, const FunctionKey& key) -> uint64_t {
     const CostAccounting::Entry* entry = acc.Find(key);

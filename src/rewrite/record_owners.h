@@ -48,7 +48,7 @@ class RecordOwners {
   void StartPart(int64_t part_number) { part_number_ = part_number; }
   /// The output function that owns the record at `addr` of a block of `function` resolved to
   /// `block`, and the version that ran there (null: no version, the positions stay as read).
-  /// `call`: the record is a call line, which only a version with a call instruction at `addr`
+  /// `call`: the record is a call line, which only a version with a control transfer at `addr`
   /// can have (where the versions' bytes tell).
   int Owner(const InFunction& function, const ResolvedBlock& block, uint64_t addr,
             const CodeVersion** version, bool call = false);

@@ -33,8 +33,12 @@ class FakeExtents : public ObjectExtents {
     uint64_t lo = 0, hi = 0;
     bool absolute = false;
     std::map<uint64_t, std::string> symbols;  // start -> name; each runs to the next or hi
+    // KnownLoadBias (an ET_EXEC's 0, a PIE executable's Valgrind base); none by default.
+    std::optional<uint64_t> load_bias = std::nullopt;
+    std::map<uint64_t, std::string> plt = {};  // slot start -> NAME@plt; each slot is 8 bytes
   };
   std::map<std::string, Object, std::less<>> objects;
+  std::map<std::string, std::string, std::less<>> programs;  // cmd: program -> its object path
 
   /// /usr/bin/node as Node's ET_EXEC: absolute addresses at [lo, hi), symbols as given.
   static FakeExtents Node(uint64_t lo, uint64_t hi, std::map<uint64_t, std::string> symbols = {}) {
@@ -58,6 +62,22 @@ class FakeExtents : public ObjectExtents {
     auto symbol = it->second.symbols.upper_bound(addr);
     if (symbol == it->second.symbols.begin()) return std::nullopt;
     return std::prev(symbol)->second;
+  }
+  std::string ProgramObject(std::string_view program) const override {
+    auto it = programs.find(program);
+    return it == programs.end() ? std::string() : it->second;
+  }
+  std::optional<uint64_t> KnownLoadBias(std::string_view object) const override {
+    auto it = objects.find(object);
+    return it == objects.end() ? std::nullopt : it->second.load_bias;
+  }
+  std::optional<std::string> CodeNameAt(std::string_view object, uint64_t addr) const override {
+    auto it = objects.find(object);
+    if (it == objects.end() || addr < it->second.lo || addr >= it->second.hi) return std::nullopt;
+    auto slot = it->second.plt.upper_bound(addr);
+    if (slot != it->second.plt.begin() && addr - std::prev(slot)->first < 8)
+      return std::prev(slot)->second;
+    return FunctionAt(object, addr).value_or("");
   }
 };
 

@@ -29,7 +29,8 @@ Usage: kcachegrind_reading.py [--functions-only] FILE   (zstd input is expanded 
        kcachegrind_reading.py --project-callgraph JSON
 --native prints only what an injection must keep: for every function that is not JIT code
 (object `???`/empty, one of the --jit-object names cg-inject gives JIT code, or an ELF image
-`OUTPUT.NAME[.N].elf` of such a source's code), its self and
+`OUTPUT.NAME[.N].elf` of such a source's code; a stub cg-inject named NAME@plt in a real object
+was `???` code in the input and counts as such), its self and
 inclusive cost, its calls to and from other such functions, and the sums of its calls to and
 from JIT code. With --from-callgraph, FILE is `cg-inject --callgraph` JSON (cg-inject's own
 reading) instead of a profile.
@@ -268,6 +269,11 @@ def native_view(reading, jit_objects):
     def is_jit(key):
         # A source's object name, or an ELF image of its code (OUTPUT.SOURCE[.N].elf).
         obj = key[2]
+        # A real object's PLT stub that Callgrind put in `???` and cg-inject named under its
+        # object (`free@plt`, no file: issue 23 item 7) is code the input read as `???`: it is
+        # compared as such on both sides. Callgrind itself never names a function NAME@plt.
+        if key[0].endswith('@plt') and key[1] == '' and obj not in ('', '???'):
+            return True
         return obj == '' or obj in jit_objects or (
             obj.endswith('.elf') and any('.%s.' % name in obj for name in jit_objects))
 

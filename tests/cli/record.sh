@@ -76,7 +76,12 @@ FAKE_MODE=jit FAKE_EXIT=5 record 5 -o out -- --separate-threads=no -- node app.j
     "$scratch/ini" || fail "the PHP ini file: $(cat "$scratch/ini")"
   grep -q "^cg-inject: using jitdump out/jit-$pid.dump" "$scratch/err" ||
     fail "not injected with the jitdump: $(cat "$scratch/err")"
-  grep -q "^cg-inject: Ir in unnamed JIT code: 1.70% before, 0.02% after" "$scratch/err" ||
+  # When the capture's program is on disk (the e2e tests build it there), its __cxa_finalize@plt
+  # (.plt.got, 72 Ir that Callgrind put in `???`) is located and is no unnamed JIT code (issue 23
+  # item 7): 33 Ir are left, else 105.
+  after=0.02%
+  [[ -f /tmp/cg-inject-e2e-x86_64/jit ]] && after=0.01%
+  grep -q "^cg-inject: Ir in unnamed JIT code: 1.70% before, $after after" "$scratch/err" ||
     fail "no stats: $(cat "$scratch/err")"
   grep -q "^cg-inject: pid $pid: wrote out/callgrind.out.$pid.jit$" "$scratch/err" ||
     fail "no 'wrote' line: $(cat "$scratch/err")"

@@ -1,0 +1,239 @@
+// ReadObjectStubs against objdump: every `NAME@plt` label objdump prints in .plt, .plt.got and
+// .plt.sec must be a slot here, at the same address, and no other. The objects are small C
+// programs compiled by the test (PIE and not, lazy and immediate binding, IBT's .plt.sec, AArch64
+// when the cross compiler is installed) and the runtimes' executables that issue 23 met
+// (mono-sgen, beam.smp, node, php), where installed.
+#include "elf/object_image_stubs.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cg_inject {
+namespace {
+
+namespace fs = std::filesystem;
+
+// free's address taken through the GOT and free called: with immediate binding its calls go
+// through .plt.got (the mono-sgen and beam.smp case); malloc and strcmp only called.
+constexpr char kProgram[] = R"(#include <stdlib.h>
+#include <string.h>
+void (*volatile release)(void*);
+int main(int argc, char** argv) {
+  release = free;
+  char* p = malloc(16);
+  strcpy(p, argv[0]);
+  int n = strcmp(p, "x");
+  free(p);
+  release(malloc(1));
+  return n;
+}
+)";
+
+std::string Shell(const std::string& command, int* status = nullptr) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  int rc = pclose(pipe);
+  if (status != nullptr) *status = rc;
+  return out;
+}
+
+bool HaveTool(const std::string& tool) {
+  int status = 0;
+  Shell("command -v " + tool + " >/dev/null 2>&1", &status);
+  return status == 0;
+}
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    char pattern[] = "/tmp/cg-inject-stubs-XXXXXX";
+    path_ = mkdtemp(pattern);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Compiles kProgram with `cc` and `flags` into DIR/NAME; "" when the compiler fails.
+std::string Compile(const ScratchDir& dir, const std::string& cc, const std::string& flags,
+                    const std::string& name) {
+  const std::string source = dir.path() + "/prog.c";
+  std::ofstream(source) << kProgram;
+  const std::string out = dir.path() + "/" + name;
+  int status = 0;
+  std::string log = Shell(cc + " -O1 " + flags + " " + source + " -o " + out + " 2>&1", &status);
+  EXPECT_EQ(status, 0) << cc << " " << flags << ": " << log;
+  return status == 0 ? out : "";
+}
+
+// address -> NAME@plt, as objdump labels the PLT sections of `path`.
+std::map<uint64_t, std::string> ObjdumpPltLabels(const std::string& objdump,
+                                                 const std::string& path) {
+  std::string text =
+      Shell(objdump + " -d -j .plt -j .plt.got -j .plt.sec " + path + " 2>/dev/null");
+  std::map<uint64_t, std::string> labels;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    // "0000000000001070 <free@plt>:"
+    size_t open = line.find(" <");
+    if (open == 0 || open == std::string::npos || !line.ends_with("@plt>:")) continue;
+    if (line.find_first_not_of("0123456789abcdef") != open) continue;
+    std::string name = line.substr(open + 2, line.size() - open - 4);
+    // IRELATIVE slots have no symbol: objdump writes `*ABS*+0x...@plt`, and so do we not.
+    if (name.starts_with("*ABS*")) continue;
+    labels[std::stoull(line.substr(0, open), nullptr, 16)] = name;
+  }
+  return labels;
+}
+
+std::map<uint64_t, std::string> OurSlots(const ObjectStubs& stubs) {
+  std::map<uint64_t, std::string> slots;
+  for (const ElfSymbol& s : stubs.plt) slots[s.addr] = s.name;
+  return slots;
+}
+
+void ExpectObjdumpsNames(const std::string& objdump, const std::string& path) {
+  SCOPED_TRACE(path);
+  ObjectStubs stubs = ReadObjectStubsFile(path);
+  std::map<uint64_t, std::string> labels = ObjdumpPltLabels(objdump, path);
+  ASSERT_FALSE(labels.empty()) << "objdump names no PLT slot";
+  EXPECT_EQ(OurSlots(stubs), labels);
+  for (const auto& [addr, name] : labels) {
+    const ElfSymbol* slot = stubs.PltSlotAt(addr);
+    ASSERT_NE(slot, nullptr) << name;
+    EXPECT_EQ(slot->name, name);
+    EXPECT_EQ(stubs.PltSlotAt(addr + slot->size - 1), slot) << name;  // its last byte too
+    EXPECT_TRUE(stubs.IsCode(addr)) << name;
+  }
+}
+
+TEST(ObjectStubsTest, PieWithImmediateBindingHasFreeInPltGot) {
+  if (!HaveTool("gcc") || !HaveTool("objdump")) GTEST_SKIP() << "gcc or objdump not installed";
+  ScratchDir dir;
+  std::string exe = Compile(dir, "gcc", "-fpie -pie -Wl,-z,now", "pie");
+  ASSERT_FALSE(exe.empty());
+  ExpectObjdumpsNames("objdump", exe);
+  ObjectStubs stubs = ReadObjectStubsFile(exe);
+  EXPECT_TRUE(stubs.pie_executable);
+  EXPECT_FALSE(stubs.fixed_addresses);
+  // The case of issue 23 item 7: free's slot is in .plt.got.
+  std::string sections = Shell("objdump -d -j .plt.got " + exe);
+  EXPECT_THAT(sections, testing::HasSubstr("<free@plt>:"));
+  EXPECT_THAT(OurSlots(stubs), testing::Contains(testing::Pair(testing::_, "free@plt")));
+  EXPECT_FALSE(stubs.IsCode(0));  // the first PT_LOAD of a PIE: headers, not executable
+}
+
+TEST(ObjectStubsTest, NonPieWithLazyBinding) {
+  if (!HaveTool("gcc") || !HaveTool("objdump")) GTEST_SKIP() << "gcc or objdump not installed";
+  ScratchDir dir;
+  std::string exe = Compile(dir, "gcc", "-fno-pie -no-pie -Wl,-z,lazy", "exec");
+  ASSERT_FALSE(exe.empty());
+  ExpectObjdumpsNames("objdump", exe);
+  ObjectStubs stubs = ReadObjectStubsFile(exe);
+  EXPECT_FALSE(stubs.pie_executable);
+  EXPECT_TRUE(stubs.fixed_addresses);
+}
+
+TEST(ObjectStubsTest, IbtPltSec) {
+  if (!HaveTool("gcc") || !HaveTool("objdump")) GTEST_SKIP() << "gcc or objdump not installed";
+  ScratchDir dir;
+  std::string exe = Compile(dir, "gcc", "-fpie -pie -fcf-protection -Wl,-z,ibtplt", "ibt");
+  ASSERT_FALSE(exe.empty());
+  EXPECT_THAT(Shell("objdump -h " + exe), testing::HasSubstr(".plt.sec"));
+  ExpectObjdumpsNames("objdump", exe);
+}
+
+TEST(ObjectStubsTest, AArch64) {
+  if (!HaveTool("aarch64-linux-gnu-gcc") || !HaveTool("aarch64-linux-gnu-objdump"))
+    GTEST_SKIP() << "no AArch64 cross toolchain (gcc-aarch64-linux-gnu)";
+  ScratchDir dir;
+  for (const char* flags : {"-fpie -pie -Wl,-z,now", "-fno-pie -no-pie -Wl,-z,lazy"}) {
+    std::string exe = Compile(dir, "aarch64-linux-gnu-gcc", flags, "arm64");
+    ASSERT_FALSE(exe.empty());
+    ExpectObjdumpsNames("aarch64-linux-gnu-objdump", exe);
+  }
+}
+
+TEST(ObjectStubsTest, RuntimesExecutables) {
+  if (!HaveTool("objdump")) GTEST_SKIP() << "objdump not installed";
+  int checked = 0;
+  for (const char* path : {"/usr/bin/mono-sgen", "/usr/lib/erlang/erts-13.1.5/bin/beam.smp",
+                           "/usr/bin/node", "/usr/bin/php8.2"}) {
+    if (!fs::exists(path)) continue;
+    std::string real = fs::canonical(path);
+    ExpectObjdumpsNames("objdump", real);
+    ObjectStubs stubs = ReadObjectStubsFile(real);
+    // node is an ET_EXEC; the others PIE executables (Debian builds them so).
+    EXPECT_NE(stubs.fixed_addresses, stubs.pie_executable) << real;
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no runtime installed";
+}
+
+TEST(ObjectStubsTest, SharedLibraryIsNoPieExecutable) {
+  // libc.so.6 has a PT_INTERP (it runs as a program) but no DF_1_PIE: its stubs are not read.
+  const char* libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  if (!fs::exists(libc)) GTEST_SKIP() << "no " << libc;
+  ObjectStubs stubs = ReadObjectStubsFile(libc);
+  EXPECT_FALSE(stubs.pie_executable);
+  EXPECT_FALSE(stubs.fixed_addresses);
+  EXPECT_TRUE(stubs.plt.empty());
+  EXPECT_FALSE(stubs.code.empty());
+}
+
+TEST(ObjectStubsTest, UnreadableFilesGiveNothing) {
+  ObjectStubs missing = ReadObjectStubsFile("/nonexistent/object");
+  EXPECT_TRUE(missing.code.empty() && missing.plt.empty() && !missing.pie_executable);
+  ObjectStubs text = ReadObjectStubs("not an ELF file");
+  EXPECT_TRUE(text.code.empty() && text.plt.empty());
+}
+
+TEST(ObjectStubsTest, CutOffAndCorruptFilesAreReadWithinTheirBytes) {
+  if (!HaveTool("gcc")) GTEST_SKIP() << "gcc not installed";
+  ScratchDir dir;
+  std::string exe = Compile(dir, "gcc", "-fpie -pie -Wl,-z,now", "pie");
+  ASSERT_FALSE(exe.empty());
+  std::ifstream in(exe, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(ReadObjectStubs(bytes).plt.empty());
+  // Exactly-sized copies, so that AddressSanitizer catches any read past the end.
+  for (size_t size = 0; size < bytes.size(); size += 61) {
+    std::vector<char> cut(bytes.begin(), bytes.begin() + ptrdiff_t(size));
+    ObjectStubs stubs = ReadObjectStubs(std::string_view(cut.data(), cut.size()));
+    EXPECT_LE(stubs.plt.size(), 16u);
+  }
+  // A byte turned into 0xff in turn: offsets and sizes pointing anywhere.
+  std::vector<char> copy(bytes.begin(), bytes.end());
+  for (size_t at = 0; at < copy.size(); at += 7) {
+    copy[at] = char(copy[at] ^ 0xff);
+    ObjectStubs stubs = ReadObjectStubs(std::string_view(copy.data(), copy.size()));
+    EXPECT_LE(stubs.plt.size(), copy.size() / 8);
+    copy[at] = char(copy[at] ^ 0xff);
+  }
+}
+
+}  // namespace
+}  // namespace cg_inject
