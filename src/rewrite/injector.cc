@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "cg_inject/symbols.h"
+#include "resolve/jit_name.h"
 #include "rewrite/injector_impl.h"
 
 namespace cg_inject {
@@ -232,7 +233,8 @@ void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
 
 bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias) {
   if (index_.empty()) return false;
-  if (key.object != unknown_name_ && !IsUnknownObject(names_.Text(key.object))) return false;
+  if (key.object != unknown_name_ && !in_.UnknownObject(key.object)) return false;
+  if (!in_.JitLooking(key.function)) return false;
   JitName jit;
   if (!ParseJitFunctionName(names_.Text(key.function), &jit)) return false;
   if (index_.Lookup(jit.addr) != nullptr) return false;  // a source's entry always wins
