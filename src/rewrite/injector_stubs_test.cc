@@ -273,6 +273,21 @@ TEST_F(InjectorLibraryStubsTest, TwoBasesDropTheLibrary) {
               ElementsAre("0x0000000005000368", "0x000000000496e368", "0x000000000496e360"));
 }
 
+TEST_F(InjectorLibraryStubsTest, AnAddressTwoLibrariesFitPlacesNeither) {
+  // libm, named first, has malloc@plt and free@plt at the same page offsets as libc's: each stub
+  // fits both (libm at 0x496d000, libc at 0x4948000), so neither library is placed, and no stub
+  // is named under the wrong one.
+  FakeExtents::Object libm{0x1000, 0x2000, false, {}};
+  libm.plt = {{0x1360, "free@plt"}, {0x1368, "malloc@plt"}};
+  extents_.objects["/lib/libm.so.6"] = libm;
+  std::string profile = kLibcStubs;
+  profile.insert(profile.find("ob=(1)"),
+                 "ob=(9) /lib/libm.so.6\nfl=(9) m.c\nfn=(10) sin\n0x1500 1\n");
+  Run(profile);
+  EXPECT_EQ(out_.text().find("@plt"), std::string::npos) << out_.text();
+  EXPECT_EQ(stats_.unnamed_jit_cost_after, 3u + 2u + 5u);
+}
+
 TEST_F(InjectorLibraryStubsTest, ACallOfAnotherFunctionOrNotAtTheEntryLocatesNothing) {
   // The first stub's slot is calloc@plt but it calls malloc; the second calls free from its
   // third byte: neither is a slot's jump.

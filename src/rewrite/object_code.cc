@@ -50,10 +50,17 @@ void ObjectCode::Locate(uint32_t object, uint64_t bias) {
 
 void ObjectCode::NoteStubCall(uint64_t addr, uint32_t target) {
   if (libraries_.empty() || !stub_calls_.insert(addr).second) return;
-  for (uint32_t object : libraries_)
-    if (std::optional<uint64_t> bias =
-            extents_->SlotLoadBias(names_->Text(object), addr, names_->Text(target)))
-      Locate(object, *bias);
+  // Every library has a __cxa_finalize@plt, often at the same offset in its page: an address
+  // that two libraries' slots fit places neither.
+  std::optional<Located> found;
+  for (uint32_t object : libraries_) {
+    std::optional<uint64_t> bias =
+        extents_->SlotLoadBias(names_->Text(object), addr, names_->Text(target));
+    if (!bias) continue;
+    if (found) return;
+    found = Located{object, *bias};
+  }
+  if (found) Locate(found->object, found->bias);
 }
 
 bool ObjectCode::StubAt(uint64_t addr, Stub* stub) {

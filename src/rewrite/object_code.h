@@ -62,8 +62,9 @@ class ObjectCode {
   /// A block Callgrind wrote in `???` at `addr` (its name's address) calls `target` (a real
   /// object's function) from its first instruction, as a PLT slot's jump does: when `addr` is
   /// the start of a slot `target`@plt of a shared library seen so far (ObjectExtents::
-  /// SlotLoadBias), that library's load bias is learnt from it. Each address is asked once; a
-  /// library that two stubs place at different biases is dropped (dlclose and dlopen again).
+  /// SlotLoadBias), that library's load bias is learnt from it. Each address is asked once; an
+  /// address that fits slots of two libraries places neither, and a library that two stubs
+  /// place at different biases is dropped (a wrong guess, or dlclose and dlopen again).
   void NoteStubCall(uint64_t addr, uint32_t target);
 
   /// Whether `addr`, an address Callgrind wrote in `???` (a runtime address), is the code of an
