@@ -94,11 +94,24 @@ class ObjectExtents {
   }
   /// Where Valgrind loaded `object`, when the object alone tells: 0 for an ET_EXEC (its ELF
   /// addresses are its runtime ones), Valgrind's fixed PIE base for the program's own PIE
-  /// executable; nullopt for shared libraries, whose load bases a profile does not hold. Callgrind
+  /// executable; nullopt for shared libraries (SlotLoadBias may learn theirs). Callgrind
   /// writes code of an object outside its .text (.plt.got, .plt.sec, .init) in `???` at runtime
   /// addresses; with this such an address is known to be the object's (issue 23 item 7).
   virtual std::optional<uint64_t> KnownLoadBias(std::string_view object) const {
     (void)object;
+    return std::nullopt;
+  }
+  /// A shared library's load bias, from a block Callgrind wrote in `???` at runtime address
+  /// `addr` that calls a function it names `target` (issue 23 item 7): the page-aligned bias
+  /// under which `addr` is the start of `object`'s PLT slot `target`@plt (libc's malloc@plt
+  /// calls malloc), or nullopt (no such slot, or several under different biases). Callgrind
+  /// writes a library's own code at ELF addresses, so a stub in `???` is the profile's only
+  /// trace of where the library was loaded.
+  virtual std::optional<uint64_t> SlotLoadBias(std::string_view object, uint64_t addr,
+                                               std::string_view target) const {
+    (void)object;
+    (void)addr;
+    (void)target;
     return std::nullopt;
   }
   /// What code of `object` lies at ELF address `addr`: nullopt when `addr` is in no executable

@@ -129,6 +129,14 @@ class CatalogExtents : public ObjectExtents {
     if (stubs->pie_executable) return kValgrindPieBase;
     return std::nullopt;
   }
+  std::optional<uint64_t> SlotLoadBias(std::string_view object, uint64_t addr,
+                                       std::string_view target) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ObjectStubs* stubs = catalog_->Stubs(object);
+    // An executable's base is known (KnownLoadBias); a stub of it says nothing new.
+    if (stubs == nullptr || stubs->fixed_addresses || stubs->pie_executable) return std::nullopt;
+    return stubs->SlotBias(addr, target);
+  }
   std::optional<std::string> CodeNameAt(std::string_view object, uint64_t addr) const override {
     std::lock_guard<std::mutex> lock(mu_);
     const ObjectStubs* stubs = catalog_->Stubs(object);

@@ -176,6 +176,27 @@ const ElfSymbol* ObjectStubs::PltSlotAt(uint64_t addr) const {
   return it->Contains(addr) ? &*it : nullptr;
 }
 
+std::optional<uint64_t> ObjectStubs::SlotBias(uint64_t runtime_addr,
+                                              std::string_view target) const {
+  std::optional<uint64_t> bias;
+  // Only the slots at the address's offset in its page: a JIT profile may ask for thousands of
+  // addresses, and libstdc++ has a thousand slots.
+  auto offset = [this](uint32_t i) { return plt[i].addr % kLoadAlign; };
+  auto first =
+      std::lower_bound(by_page_offset.begin(), by_page_offset.end(), runtime_addr % kLoadAlign,
+                       [&](uint32_t i, uint64_t off) { return offset(i) < off; });
+  for (auto it = first; it != by_page_offset.end() && offset(*it) == runtime_addr % kLoadAlign;
+       ++it) {
+    const ElfSymbol& slot = plt[*it];
+    if (slot.addr > runtime_addr) continue;
+    std::string_view name = slot.name;
+    if (!name.ends_with("@plt") || name.substr(0, name.size() - 4) != target) continue;
+    if (bias && *bias != runtime_addr - slot.addr) return std::nullopt;  // two slots fit
+    bias = runtime_addr - slot.addr;
+  }
+  return bias;
+}
+
 ObjectStubs ReadObjectStubs(std::string_view bytes) {
   ObjectStubs stubs;
   ElfHeaderFacts h;
@@ -191,9 +212,7 @@ ObjectStubs ReadObjectStubs(std::string_view bytes) {
   std::vector<Section> sections = ReadSections(file, h);
   stubs.fixed_addresses = h.type == kEtExec;
   stubs.pie_executable = h.type == kEtDyn && IsPieExecutable(file, sections);
-  // Shared libraries' stubs cannot be located (their load bases are not in a profile): their
-  // relocations are not read.
-  if (!stubs.fixed_addresses && !stubs.pie_executable) return stubs;
+  // Shared libraries' slots too: a profile locates one by a stub's call (ObjectStubs::SlotBias).
   std::unordered_map<uint64_t, std::string_view> got_names = GotNames(file, sections);
   for (const Section& s : sections) {
     if (s.name != ".plt" && s.name != ".plt.got" && s.name != ".plt.sec") continue;
@@ -211,6 +230,11 @@ ObjectStubs ReadObjectStubs(std::string_view bytes) {
   }
   std::sort(stubs.plt.begin(), stubs.plt.end(),
             [](const ElfSymbol& a, const ElfSymbol& b) { return a.addr < b.addr; });
+  for (uint32_t i = 0; i < stubs.plt.size(); ++i) stubs.by_page_offset.push_back(i);
+  std::stable_sort(stubs.by_page_offset.begin(), stubs.by_page_offset.end(),
+                   [&](uint32_t a, uint32_t b) {
+                     return stubs.plt[a].addr % kLoadAlign < stubs.plt[b].addr % kLoadAlign;
+                   });
   return stubs;
 }
 

@@ -5,10 +5,11 @@
 // 23 item 7: mono-sgen's and beam.smp's .plt.got entries for free, strcmp, malloc). For an object
 // whose load address a profile implies (an ET_EXEC, or the program's own PIE executable, which
 // Valgrind maps at kValgrindPieBase), this tells whose code such an address is and what objdump
-// calls it.
+// calls it; a shared library's load address is learnt from one of its stubs (SlotBias).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,8 @@ namespace cg_inject {
 /// when lower, which it is on amd64 and arm64 Linux. Checked on captures: beam.smp's .plt.got at
 /// 0x67100 ran at 0x16f100, a test PIE's free@plt at 0x1070 at 0x109070.
 inline constexpr uint64_t kValgrindPieBase = 0x108000;
+/// The page size every load bias is a multiple of (4 KiB pages; larger pages are multiples).
+inline constexpr uint64_t kLoadAlign = 0x1000;
 
 /// The facts ReadObjectStubs gathers.
 struct ObjectStubs {
@@ -33,13 +36,19 @@ struct ObjectStubs {
   std::vector<LoadSegment> code;  // executable PT_LOAD segments
   // One entry per PLT slot (.plt, .plt.got, .plt.sec) whose jump goes through a GOT entry that a
   // relocation names: "NAME@plt" as objdump prints it, the slot's address and size; by address.
-  // Read for ET_EXEC objects and PIE executables only (the objects whose stubs can be located).
   std::vector<ElfSymbol> plt;
+  std::vector<uint32_t> by_page_offset;  // indices into `plt` by address % kLoadAlign
 
   /// True when `addr` (an ELF address) lies in an executable segment.
   bool IsCode(uint64_t addr) const;
   /// The PLT slot holding `addr`, or null.
   const ElfSymbol* PltSlotAt(uint64_t addr) const;
+  /// A shared library's load bias, from a stub Callgrind wrote in `???` at `runtime_addr` whose
+  /// block calls a function Callgrind names `target` (libc's malloc@plt calls malloc): the bias
+  /// under which `runtime_addr` is the start of a slot named `target`@plt. Loaders map an object
+  /// at a page boundary, so the bias is a multiple of kLoadAlign; nullopt when no slot fits, or
+  /// when slots under two biases do.
+  std::optional<uint64_t> SlotBias(uint64_t runtime_addr, std::string_view target) const;
 };
 
 /// Reads `bytes`, a whole ELF file (checked with CheckElfHeader first; every table is read only

@@ -194,14 +194,43 @@ TEST(ObjectStubsTest, RuntimesExecutables) {
 }
 
 TEST(ObjectStubsTest, SharedLibraryIsNoPieExecutable) {
-  // libc.so.6 has a PT_INTERP (it runs as a program) but no DF_1_PIE: its stubs are not read.
+  // libc.so.6 has a PT_INTERP (it runs as a program) but no DF_1_PIE. Its slots are read all the
+  // same, as objdump names them: a stub of it in `???` locates it (SlotBias).
   const char* libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
   if (!fs::exists(libc)) GTEST_SKIP() << "no " << libc;
   ObjectStubs stubs = ReadObjectStubsFile(libc);
   EXPECT_FALSE(stubs.pie_executable);
   EXPECT_FALSE(stubs.fixed_addresses);
-  EXPECT_TRUE(stubs.plt.empty());
   EXPECT_FALSE(stubs.code.empty());
+  if (HaveTool("objdump")) ExpectObjdumpsNames("objdump", libc);
+}
+
+// A shared library the test builds: every named slot, placed at a page-aligned base, gives that
+// base back for its own target's name, and for no other name or page offset.
+TEST(ObjectStubsTest, SlotBiasOfASharedLibrary) {
+  if (!HaveTool("gcc") || !HaveTool("objdump")) GTEST_SKIP() << "gcc or objdump not installed";
+  ScratchDir dir;
+  for (const char* flags :
+       {"-fpic -shared", "-fpic -shared -Wl,-z,now", "-fpic -shared -fcf-protection"}) {
+    SCOPED_TRACE(flags);
+    std::string lib = Compile(dir, "gcc", flags, "lib.so");
+    ASSERT_FALSE(lib.empty());
+    ExpectObjdumpsNames("objdump", lib);
+    ObjectStubs stubs = ReadObjectStubsFile(lib);
+    ASSERT_FALSE(stubs.plt.empty());
+    constexpr uint64_t kBase = 0x4948000;
+    for (const ElfSymbol& slot : stubs.plt) {
+      SCOPED_TRACE(slot.name);
+      std::string target = slot.name.substr(0, slot.name.size() - 4);  // without "@plt"
+      EXPECT_EQ(stubs.SlotBias(kBase + slot.addr, target), kBase);
+      EXPECT_EQ(stubs.SlotBias(kBase + slot.addr, target + "x"), std::nullopt);
+      EXPECT_EQ(stubs.SlotBias(kBase + slot.addr + 1, target), std::nullopt);
+      EXPECT_EQ(stubs.SlotBias(kBase + slot.addr + 0x800, target), std::nullopt);
+      if (slot.addr >= 0x1000) {  // below the slot
+        EXPECT_EQ(stubs.SlotBias(slot.addr - 0x1000, target), std::nullopt);
+      }
+    }
+  }
 }
 
 TEST(ObjectStubsTest, UnreadableFilesGiveNothing) {

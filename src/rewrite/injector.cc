@@ -164,6 +164,7 @@ void Injector::Impl::EmitPassHeader() {
 
 void Injector::Impl::OnFunction(const FunctionContext& function) {
   FinishBlock();
+  cur_unnamed_entry_ = 0;
   cur_out_.object = names_.Map(function.object);
   cur_out_.file = names_.Map(function.file);
   cur_out_.function = names_.Map(function.function);
@@ -203,6 +204,8 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   block_.in_order = false;
   mode_ = Mode::kPass;
   cur_stub_ = false;
+  if (JitName jit; block_.function >= 0 && ParseJitFunctionName(names_.Text(key.function), &jit))
+    cur_unnamed_entry_ = jit.addr;
   if (FunctionKey stub; StubKey(key, &stub, &cur_stub_bias_)) {
     // A real object's stub in `???`: written under the object's name for it, at its ELF
     // addresses (issue 23 item 7).
@@ -331,6 +334,12 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   Name target_function = names_.Map(call.target_function);
   FunctionKey target{target_object.id, target_file.id, target_function.id};
   objects_.NoteObject(target.object);
+  // A PLT slot's jump, from an unnamed `???` block's first instruction into a real object: may
+  // locate the shared library the slot is in (issue 23 item 7).
+  if (cur_unnamed_entry_ != 0 && target.object != unknown_name_ &&
+      !in_.UnknownObject(target.object) &&
+      (!columns_.has_instr() || columns_.Instr(call.source) == cur_unnamed_entry_))
+    objects_.NoteStubCall(cur_unnamed_entry_, target.function);
   uint32_t target_index = 0;
   CostAccounting::Entry& target_entry = in_acc_.Call(target, call.inclusive, &target_index);
   call_overflow_.Call(target_index, call.inclusive);

@@ -235,6 +235,7 @@ class Injector::Impl {
   // positions go out minus this bias.
   bool cur_stub_ = false;
   uint64_t cur_stub_bias_ = 0;
+  uint64_t cur_unnamed_entry_ = 0;  // the address an unnamed, uncovered `???` block is named by
   std::vector<uint64_t> scratch_addrs_;
   std::vector<uint64_t> scratch_call_addrs_;  // ResolveBlock's: the block's call sites
   std::vector<CostLine> scratch_lines_;       // EmitOutputs': one slot's cost lines, sorted

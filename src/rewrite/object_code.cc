@@ -26,12 +26,41 @@ void ObjectCode::NoteObject(uint32_t object) {
   object_noted_[object] = 1;
   if (!extents_ || IsUnknownObject(names_->Text(object))) return;
   // Asked without sources too: the report keeps stubs out of the unnamed JIT cost either way.
-  if (std::optional<uint64_t> bias = extents_->KnownLoadBias(names_->Text(object))) {
-    located_.push_back({object, *bias});
-    stubs_.clear();  // answers given before this object was known may change
-  }
+  if (std::optional<uint64_t> bias = extents_->KnownLoadBias(names_->Text(object)))
+    Locate(object, *bias);
+  else
+    libraries_.push_back(object);
   if (index_.empty()) return;
   if (extents_->AddressesAreAbsolute(names_->Text(object))) absolute_objects_.push_back(object);
+}
+
+void ObjectCode::Locate(uint32_t object, uint64_t bias) {
+  if (std::find(dropped_.begin(), dropped_.end(), object) != dropped_.end()) return;
+  auto it = std::find_if(located_.begin(), located_.end(),
+                         [object](const Located& l) { return l.object == object; });
+  if (it != located_.end() && it->bias == bias) return;
+  if (it != located_.end()) {
+    located_.erase(it);
+    dropped_.push_back(object);
+  } else {
+    located_.push_back({object, bias});
+  }
+  stubs_.clear();  // answers given before may change
+}
+
+void ObjectCode::NoteStubCall(uint64_t addr, uint32_t target) {
+  if (libraries_.empty() || !stub_calls_.insert(addr).second) return;
+  // Every library has a __cxa_finalize@plt, often at the same offset in its page: an address
+  // that two libraries' slots fit places neither.
+  std::optional<Located> found;
+  for (uint32_t object : libraries_) {
+    std::optional<uint64_t> bias =
+        extents_->SlotLoadBias(names_->Text(object), addr, names_->Text(target));
+    if (!bias) continue;
+    if (found) return;
+    found = Located{object, *bias};
+  }
+  if (found) Locate(found->object, found->bias);
 }
 
 bool ObjectCode::StubAt(uint64_t addr, Stub* stub) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cg_inject/inject.h"
@@ -58,11 +59,19 @@ class ObjectCode {
     uint32_t name = 0;
     uint64_t elf_addr = 0;
   };
+  /// A block Callgrind wrote in `???` at `addr` (its name's address) calls `target` (a real
+  /// object's function) from its first instruction, as a PLT slot's jump does: when `addr` is
+  /// the start of a slot `target`@plt of a shared library seen so far (ObjectExtents::
+  /// SlotLoadBias), that library's load bias is learnt from it. Each address is asked once; an
+  /// address that fits slots of two libraries places neither, and a library that two stubs
+  /// place at different biases is dropped (a wrong guess, or dlclose and dlopen again).
+  void NoteStubCall(uint64_t addr, uint32_t target);
+
   /// Whether `addr`, an address Callgrind wrote in `???` (a runtime address), is the code of an
-  /// object seen so far whose load address the profile implies (ObjectExtents::KnownLoadBias: an
-  /// ET_EXEC, the program's PIE executable); `*stub` (when asked) says whose and what. Shared
-  /// libraries' stubs are not found: their load bases are not in a profile. Answers are kept per
-  /// address (a stub is asked for at each call into it).
+  /// object seen so far whose load address is known: implied by the object (ObjectExtents::
+  /// KnownLoadBias: an ET_EXEC, the program's PIE executable) or learnt from a stub of a shared
+  /// library (NoteStubCall); `*stub` (when asked) says whose and what. Answers are kept per
+  /// address (a stub is asked for at each call into it) until another object is located.
   bool StubAt(uint64_t addr, Stub* stub = nullptr);
   /// ObjectExtents::ProgramObject: the object path of a program `cmd:` names by a relative path
   /// or a bare name, or "".
@@ -99,6 +108,12 @@ class ObjectCode {
     uint64_t bias = 0;
   };
   std::vector<Located> located_;
+  void Locate(uint32_t object, uint64_t bias);
+  // Objects seen whose load bias NoteStubCall may learn, the addresses it was asked about, and
+  // the objects it placed at two biases. Small: objects, and `???` blocks calling at entry.
+  std::vector<uint32_t> libraries_;
+  std::unordered_set<uint64_t> stub_calls_;
+  std::vector<uint32_t> dropped_;
   std::unordered_map<uint64_t, Stub> stubs_;
   std::unordered_map<uint64_t, Stub> named_;
   std::unordered_map<std::string, std::string> programs_;  // ProgramObject's answers

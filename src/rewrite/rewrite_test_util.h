@@ -71,6 +71,17 @@ class FakeExtents : public ObjectExtents {
     auto it = objects.find(object);
     return it == objects.end() ? std::nullopt : it->second.load_bias;
   }
+  // A shared library's (no load_bias): the page-aligned bias that puts `addr` at its slot
+  // `target`@plt.
+  std::optional<uint64_t> SlotLoadBias(std::string_view object, uint64_t addr,
+                                       std::string_view target) const override {
+    auto it = objects.find(object);
+    if (it == objects.end() || it->second.load_bias) return std::nullopt;
+    for (const auto& [slot, name] : it->second.plt)
+      if (slot <= addr && (addr - slot) % 0x1000 == 0 && name == std::string(target) + "@plt")
+        return addr - slot;
+    return std::nullopt;
+  }
   std::optional<std::string> CodeNameAt(std::string_view object, uint64_t addr) const override {
     auto it = objects.find(object);
     if (it == objects.end() || addr < it->second.lo || addr >= it->second.hi) return std::nullopt;
