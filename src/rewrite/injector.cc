@@ -204,7 +204,11 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   block_.in_order = false;
   mode_ = Mode::kPass;
   cur_stub_ = false;
-  if (JitName jit; block_.function >= 0 && ParseJitFunctionName(names_.Text(key.function), &jit))
+  // Only a block of `???` can be a shared library's stub: a stripped object's own `0x...`
+  // functions (mono-sgen's) are at its ELF addresses and would place nothing right.
+  if (JitName jit; block_.function >= 0 &&
+                   (key.object == unknown_name_ || in_.UnknownObject(key.object)) &&
+                   ParseJitFunctionName(names_.Text(key.function), &jit))
     cur_unnamed_entry_ = jit.addr;
   if (FunctionKey stub; StubKey(key, &stub, &cur_stub_bias_)) {
     // A real object's stub in `???`: written under the object's name for it, at its ELF
