@@ -76,13 +76,17 @@ FAKE_MODE=jit FAKE_EXIT=5 record 5 -o out -- --separate-threads=no -- node app.j
     "$scratch/ini" || fail "the PHP ini file: $(cat "$scratch/ini")"
   grep -q "^cg-inject: using jitdump out/jit-$pid.dump" "$scratch/err" ||
     fail "not injected with the jitdump: $(cat "$scratch/err")"
-  # When the capture's program is on disk (the e2e tests build it there), its __cxa_finalize@plt
-  # (.plt.got, 72 Ir that Callgrind put in `???`) is located and is no unnamed JIT code (issue 23
-  # item 7): 33 Ir are left, else 105.
-  after=0.02%
-  [[ -f /tmp/cg-inject-e2e-x86_64/jit ]] && after=0.01%
-  grep -q "^cg-inject: Ir in unnamed JIT code: 1.70% before, $after after" "$scratch/err" ||
-    fail "no stats: $(cat "$scratch/err")"
+  # The JIT code (1.7% of the cost) is named; what stays unnamed depends on what is on disk: the
+  # capture's program (/tmp/cg-inject-e2e-x86_64/jit, which the e2e tests build) and the shared
+  # libraries whose stubs Callgrind put in `???` are located when present and then are no JIT
+  # code (issue 23 item 7): 4,100 -> 20 Ir of 242,060 with both here, 0.02% after without the
+  # program. So: at least 1.6% before, at most 0.02% after (the exact figures were pinned before
+  # and broke when library stubs became locatable).
+  stats=$(sed -n 's/^cg-inject: Ir in unnamed JIT code: .* (\([0-9]*\) -> \([0-9]*\) of \([0-9]*\))$/\1 \2 \3/p' \
+    "$scratch/err")
+  read -r before after total <<<"$stats"
+  [[ -n $total ]] && ((before * 1000 >= total * 16 && after * 10000 <= total * 2)) ||
+    fail "no stats, or JIT code left unnamed: $(cat "$scratch/err")"
   grep -q "^cg-inject: pid $pid: wrote out/callgrind.out.$pid.jit$" "$scratch/err" ||
     fail "no 'wrote' line: $(cat "$scratch/err")"
   callgrind_annotate --threshold=100 "out/callgrind.out.$pid.jit" >"$scratch/annotate"
