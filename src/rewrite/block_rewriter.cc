@@ -565,13 +565,10 @@ void Injector::Impl::EmitCalls(const OutFunction& f, const BlockOutput& slot) {
     rec.target = k.target_pos;
     rec.source = k.site;
     rec.source_file = Name{k.site_file, names_.Text(k.site_file)};
-    FunctionKey target = k.target;
-    uint64_t bias = 0;
-    if (!entry->value.named_target && StubKey(k.target, &target, &bias))
-      rec.target = Rebased(k.target_pos, bias);
-    rec.target_object = Name{target.object, names_.Text(target.object)};
-    rec.target_file = Name{target.file, names_.Text(target.file)};
-    rec.target_function = Name{target.function, names_.Text(target.function)};
+    rec.target_object = Name{k.target.object, names_.Text(k.target.object)};
+    rec.target_file = Name{k.target.file, names_.Text(k.target.file)};
+    rec.target_function = Name{k.target.function, names_.Text(k.target.function)};
+    if (!entry->value.named_target) RetargetToStub(k.target, &rec);
     rec.inclusive = pool_.Get(entry->value.inclusive);
     downstream_->OnCall(rec);
     if (!f.jit) added_acc_.CallCost(rec.inclusive);

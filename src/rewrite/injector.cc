@@ -357,13 +357,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_file = target_file;
     out.target_function = target_function;
     if (columns_.adds_line()) out.raw = {};  // positions changed: format
-    FunctionKey stub;
-    if (uint64_t bias = 0; StubKey(target, &stub, &bias)) {
-      out.target_object = Name{stub.object, names_.Text(stub.object)};
-      out.target_function = Name{stub.function, names_.Text(stub.function)};
-      out.target = Rebased(out.target, bias);
-      out.raw = {};
-    }
+    RetargetToStub(target, &out);
     if (mode_ == Mode::kPass && cur_stub_) {
       out.source = Rebased(out.source, cur_stub_bias_);
       out.raw = {};
@@ -383,12 +377,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_file = Name{real.file, names_.Text(real.file)};
     out.target_function = target_function;
     out.raw = {};
-    FunctionKey stub;
-    if (uint64_t bias = 0; StubKey(real, &stub, &bias)) {
-      out.target_object = Name{stub.object, names_.Text(stub.object)};
-      out.target_function = Name{stub.function, names_.Text(stub.function)};
-      out.target = Rebased(out.target, bias);
-    }
+    RetargetToStub(real, &out);
     if (cur_stub_) out.source = Rebased(out.source, cur_stub_bias_);
     downstream_->OnCall(out);
     in_acc_.At(real).pass_called = true;

@@ -145,6 +145,18 @@ class Injector::Impl {
   /// positions at the object's ELF addresses, as Callgrind writes a real object's: `*bias` (when
   /// asked) is what to subtract. Never without sources: then nothing is renamed.
   bool StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias = nullptr);
+  /// A call record whose target `target` is such a stub: its object's name and ELF address,
+  /// formatted (the input's text names it otherwise). False, unchanged, for any other target.
+  bool RetargetToStub(const FunctionKey& target, CallRecord* out) {
+    FunctionKey stub;
+    uint64_t bias = 0;
+    if (!StubKey(target, &stub, &bias)) return false;
+    out->target_object = Name{stub.object, names_.Text(stub.object)};
+    out->target_function = Name{stub.function, names_.Text(stub.function)};
+    out->target = Rebased(out->target, bias);
+    out->raw = {};
+    return true;
+  }
   /// `pos` with its instr column moved down by `bias` (a stub's runtime address made its ELF
   /// address); unchanged without an instr column.
   Position Rebased(const Position& pos, uint64_t bias) const {
