@@ -24,9 +24,9 @@ struct ObjectStubs;
 /// debug file's .symtab. The reader skips size-0 symbols, as Valgrind does; in-memory images may
 /// have them.
 struct ElfSymbol {
-  uint64_t addr = 0;  // ELF virtual address (st_value)
-  uint64_t size = 0;  // st_size
-  std::string name;   // as stored, not demangled; glibc's .symtab has "memcpy@@GLIBC_2.14"
+  uint64_t addr = 0;      // ELF virtual address (st_value)
+  uint64_t size = 0;      // st_size
+  std::string_view name;  // as stored, not demangled; glibc's .symtab has "memcpy@@GLIBC_2.14"
 
   /// True when `a` lies in [addr, addr + size); a symbol of size 0 contains only its own address.
   bool Contains(uint64_t a) const { return a == addr || a - addr < size; }
@@ -44,7 +44,7 @@ struct LoadSegment {
 
 /// One ELF object: its loaded extent and its function symbols, queryable by address and name.
 /// Immutable once built (the name index is made on the first lookup by name, thread-safely);
-/// movable, not copyable (the name index points into its own strings).
+/// movable, not copyable (symbols view names in storage the image owns).
 class ObjectImage {
  public:
   /// Builds an image from parts. `symbols` may hold several entries at one address (aliases such
@@ -52,8 +52,12 @@ class ObjectImage {
   /// primary entry returned by lookups, the names of the others become aliases of it, so callers
   /// order `symbols` by preference. Exact duplicates (same name and address) are dropped.
   /// `debug_file` names the separate debug file some symbols came from ("" if none).
+  /// `names` keeps the bytes the symbols' names view alive (the ELF reader's map of the file,
+  /// whose string tables then stay on disk until a name is read); without it the names are
+  /// copied, and need to live only until the constructor returns.
   ObjectImage(std::string path, bool is_pie, std::vector<LoadSegment> segments,
-              std::vector<ElfSymbol> symbols, std::string debug_file = "");
+              std::vector<ElfSymbol> symbols, std::string debug_file = "",
+              std::shared_ptr<const void> names = nullptr);
   ObjectImage(ObjectImage&&) = default;
   ObjectImage& operator=(ObjectImage&&) = default;
   ObjectImage(const ObjectImage&) = delete;
@@ -100,12 +104,13 @@ class ObjectImage {
   uint64_t extent_begin_ = 0;
   uint64_t extent_end_ = 0;
   std::vector<LoadSegment> segments_;
-  std::vector<ElfSymbol> symbols_;        // by addr, unique addr
-  std::vector<uint64_t> max_end_;         // max_end_[i] = max end of symbols_[0..i]
-  std::vector<std::string> alias_names_;  // grouped by owner, in symbols_ order
-  std::vector<uint32_t> alias_begin_;     // symbols_[i]'s aliases: [alias_begin_[i], [i + 1])
-  // (name, index into symbols_), sorted by name then address; views into symbols_[i].name or
-  // alias_names_, whose bytes stay put when the vectors are moved. Built by the first lookup by
+  std::shared_ptr<const void> names_;          // what the names view (the constructor's `names`)
+  std::unique_ptr<char[]> copied_names_;       // or a copy of them
+  std::vector<ElfSymbol> symbols_;             // by addr, unique addr
+  std::vector<uint64_t> max_end_;              // max_end_[i] = max end of symbols_[0..i]
+  std::vector<std::string_view> alias_names_;  // grouped by owner, in symbols_ order
+  std::vector<uint32_t> alias_begin_;          // symbols_[i]'s aliases: [alias_begin_[i], [i + 1])
+  // (name, index into symbols_), sorted by name then address. Built by the first lookup by
   // name (ByName), once even when several threads ask.
   const std::vector<std::pair<std::string_view, uint32_t>>& ByName() const;
   mutable std::unique_ptr<std::once_flag> by_name_once_ = std::make_unique<std::once_flag>();

@@ -141,7 +141,7 @@ class CatalogExtents : public ObjectExtents {
     std::lock_guard<std::mutex> lock(mu_);
     const ObjectStubs* stubs = catalog_->Stubs(object);
     if (stubs == nullptr || !stubs->IsCode(addr)) return std::nullopt;
-    if (const ElfSymbol* slot = stubs->PltSlotAt(addr)) return slot->name;
+    if (const PltSlot* slot = stubs->PltSlotAt(addr)) return slot->name;
     const ObjectImage* image = catalog_->Lookup(object);
     const ElfSymbol* symbol = image != nullptr ? image->LookupSymbol(addr) : nullptr;
     return symbol != nullptr ? ValgrindFunctionName(symbol->name) : std::string();

@@ -7,16 +7,18 @@
 // Why not LIEF (which this file used up to issue 24): LIEF 0.9's Parser::parse reads the whole file
 // and copies every section, symbol and relocation. For the 99 MB /usr/bin/node (110k .symtab and
 // 75k .dynsym entries) that was 0.9-3.2 s and 265 MB peak RSS, on every Node profile, to find a
-// few symbols. Here the map costs only the pages of the tables read (about 20 MB for node, dropped
-// when the image is built) and the work is one pass over each symbol table.
+// few symbols. Here the work is one pass over each symbol table, and the image's names are views
+// into the map, whose pages leave the resident set once the image is built: a name is read back
+// from the page cache when a lookup returns it (a few hundred of node's 110k, issue 24).
 // Why not elfutils' libelf: it would do the same reads over its own mmap, but adds a library to
 // every build for the ~200 lines below, and its checks are not ours to state (we reject a symbol
 // table that ends past the file, a string table without its final NUL, ...) .
 //
 // Every offset and count comes from a hostile file: each is checked against the mapped size with
 // overflow-safe arithmetic before a byte is read, and fields are memcpy'd into integers (never
-// a struct cast). The one thing a map cannot guard is the file shrinking while it is read (SIGBUS);
-// objects are read once, at startup of their first use, like every other mmap-based ELF tool.
+// a struct cast). The one thing a map cannot guard is the file shrinking while it is mapped
+// (SIGBUS, which the CLI reports naming the profile's objects), like every other mmap-based ELF
+// tool.
 #include "elf/elf_reader.h"
 
 #include <fcntl.h>
@@ -28,6 +30,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <tuple>
 #include <vector>
@@ -82,14 +85,19 @@ class MappedFile {
 
   std::string_view bytes() const { return {data_, size_}; }
 
-  // Unmaps the file: its pages leave the resident set; bytes() is empty afterwards.
+  // Takes the pages read so far out of the resident set. The map stays valid: a page read again
+  // comes back from the file (a private map that was never written to has nothing of its own).
+  void DropPages() const {
+    if (data_ != nullptr) madvise(const_cast<char*>(data_), size_, MADV_DONTNEED);
+  }
+
+ private:
   void Release() {
     if (data_ != nullptr) munmap(const_cast<char*>(data_), size_);
     data_ = nullptr;
     size_ = 0;
   }
 
- private:
   const char* data_ = nullptr;
   size_t size_ = 0;
 };
@@ -143,7 +151,7 @@ struct Section {
 // One checked ELF file: its bytes (a map of the file, or memory given by the caller), header
 // facts and section headers.
 struct ElfFile {
-  MappedFile map;
+  std::shared_ptr<MappedFile> map;  // null for memory given by the caller
   std::string_view bytes;
   ElfHeaderFacts facts;
   const Layout* layout = nullptr;
@@ -205,9 +213,10 @@ std::string ParseElf(std::string_view bytes, ElfFile* elf) {
 
 // Maps `path` and parses it (ParseElf).
 std::string OpenElf(const std::string& path, ElfFile* elf) {
-  std::string reason = elf->map.Open(path);
+  elf->map = std::make_shared<MappedFile>();
+  std::string reason = elf->map->Open(path);
   if (!reason.empty()) return reason;
-  return ParseElf(elf->map.bytes(), elf);
+  return ParseElf(elf->map->bytes(), elf);
 }
 
 // A function symbol while the tables are read: its name is a view into the mapped string table,
@@ -233,8 +242,10 @@ void RankName(Candidate* c) {
   c->version_rank = at == std::string_view::npos ? 2 : name.substr(at, 2) == "@@" ? 0 : 1;
 }
 
-// Appends the function symbols of every section of `type` (.symtab or .dynsym).
-void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>* out) {
+// Appends the function symbols of every section of `type` (.symtab or .dynsym), except those at
+// an address in `skip` (sorted), whose names are then never read.
+void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>* out,
+                      const std::vector<uint64_t>& skip = {}) {
   const Layout& l = *elf.layout;
   const Fields f = elf.fields();
   for (const Section& s : elf.sections) {
@@ -254,6 +265,7 @@ void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>*
       const uint64_t value = f.Read(at + l.st_value, l.word);
       const uint64_t size = f.Read(at + l.st_size, l.word);
       if (shndx == 0 || value == 0 || size == 0) continue;
+      if (!skip.empty() && std::binary_search(skip.begin(), skip.end(), value)) continue;
       const std::string_view name = ElfFile::StringAt(strings, f.Read(at + l.st_name, 4));
       if (name.empty()) continue;
       Candidate c;
@@ -364,7 +376,7 @@ std::unique_ptr<ElfFile> OpenDebugFile(const std::string& image_path, const ElfF
 }
 
 // Builds the image of a parsed `elf`, with the symbols of its debug file when options ask. The
-// file's map is released before the image is made, so the two never count together in memory.
+// image's names are views into the maps, which it keeps.
 std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path, ElfFile* elf,
                                         const ObjectCatalogOptions* options,
                                         std::string* why_absent) {
@@ -384,33 +396,72 @@ std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path, ElfFile* 
 
   std::vector<Candidate> candidates;
   CollectFunctions(*elf, kShtSymtab, &candidates);
-  CollectFunctions(*elf, kShtDynsym, &candidates);
   std::string debug_file;
-  std::unique_ptr<ElfFile> debug;  // held while `candidates` view its strings
+  std::unique_ptr<ElfFile> debug;
   if (options != nullptr && options->use_debug_files) {
     debug = OpenDebugFile(image_path, *elf, *options, &debug_file);
     if (debug) CollectFunctions(*debug, kShtSymtab, &candidates);
   }
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return std::tie(a.addr, a.base_length, a.version_rank, a.name, a.size) <
-           std::tie(b.addr, b.base_length, b.version_rank, b.name, b.size);
-  });
-  // The same symbol in .symtab and .dynsym (and the debug file) is one entry; ObjectImage would
-  // drop the copies too, but only after each had its own string.
-  candidates.erase(std::unique(candidates.begin(), candidates.end(),
-                               [](const Candidate& a, const Candidate& b) {
-                                 return a.addr == b.addr && a.size == b.size && a.name == b.name;
-                               }),
-                   candidates.end());
+  // .dynsym only where no .symtab has a function. The linker writes every dynamic symbol into
+  // .symtab too, under the same name or with its version appended ("memcpy@@GLIBC_2.14" for
+  // .dynsym's "memcpy"): at such an address a .dynsym name would only be an alias, never the name
+  // Valgrind prints (see RankName), and reading node's 75k .dynsym names to find that out was a
+  // fifth of the time spent reading it. Stripped objects have no .symtab: all of .dynsym counts.
+  std::vector<uint64_t> named;
+  named.reserve(candidates.size());
+  for (const Candidate& c : candidates) named.push_back(c.addr);
+  std::sort(named.begin(), named.end());
+  CollectFunctions(*elf, kShtDynsym, &candidates, named);
+  std::vector<uint64_t>().swap(named);
+  // By address first, through 16-byte (address, index) pairs: sorting the 48-byte candidates
+  // with the whole preference as comparator was most of the time spent reading /usr/bin/node's
+  // 185k function symbols (issue 24). Only the few addresses with several names need the rest.
+  std::vector<std::pair<uint64_t, uint32_t>> by_addr(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) by_addr[i] = {candidates[i].addr, uint32_t(i)};
+  std::sort(by_addr.begin(), by_addr.end());
+  auto preferred = [&](const std::pair<uint64_t, uint32_t>& x,
+                       const std::pair<uint64_t, uint32_t>& y) {
+    const Candidate& a = candidates[x.second];
+    const Candidate& b = candidates[y.second];
+    return std::tie(a.base_length, a.version_rank, a.name, a.size) <
+           std::tie(b.base_length, b.version_rank, b.name, b.size);
+  };
   std::vector<ElfSymbol> symbols;
   symbols.reserve(candidates.size());
-  for (const Candidate& c : candidates) symbols.push_back({c.addr, c.size, std::string(c.name)});
+  for (size_t begin = 0; begin < by_addr.size();) {
+    size_t end = begin + 1;
+    while (end < by_addr.size() && by_addr[end].first == by_addr[begin].first) ++end;
+    if (end - begin > 1) std::sort(by_addr.begin() + begin, by_addr.begin() + end, preferred);
+    // The same symbol in .symtab and the debug file's is one entry.
+    for (size_t i = begin; i < end; ++i) {
+      const Candidate& c = candidates[by_addr[i].second];
+      if (i > begin) {
+        const Candidate& p = candidates[by_addr[i - 1].second];
+        if (p.size == c.size && p.name == c.name) continue;
+      }
+      symbols.push_back({c.addr, c.size, c.name});
+    }
+    begin = end;
+  }
+  std::vector<std::pair<uint64_t, uint32_t>>().swap(by_addr);
   std::vector<Candidate>().swap(candidates);
-  debug.reset();
-  elf->map.Release();
 
-  return std::make_unique<ObjectImage>(image_path, elf->facts.type == kTypeDyn, std::move(segments),
-                                       std::move(symbols), std::move(debug_file));
+  // The names stay in the maps (memory given by the caller is copied instead).
+  std::shared_ptr<const void> names;
+  if (elf->map) {
+    names =
+        debug
+            ? std::make_shared<std::pair<std::shared_ptr<MappedFile>, std::shared_ptr<MappedFile>>>(
+                  elf->map, debug->map)
+            : std::shared_ptr<const void>(elf->map);
+  }
+  auto image =
+      std::make_unique<ObjectImage>(image_path, elf->facts.type == kTypeDyn, std::move(segments),
+                                    std::move(symbols), std::move(debug_file), std::move(names));
+  // Nothing is read from the maps again but the names lookups return.
+  if (elf->map) elf->map->DropPages();
+  if (debug && debug->map) debug->map->DropPages();
+  return image;
 }
 
 }  // namespace

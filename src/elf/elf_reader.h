@@ -17,10 +17,12 @@ namespace cg_inject {
 /// CheckElfHeader; a symbol table or its string table ending past the end of the file). A debug
 /// file that cannot be read is skipped. Never throws for a bad file.
 ///
-/// Symbols: defined STT_FUNC and STT_GNU_IFUNC entries of .symtab and .dynsym (and the debug
-/// file's .symtab) with a non-zero address and size, as Valgrind 3.19 reads them. At one address
-/// the primary name is the one Valgrind prints: the shortest without its version suffix, then
-/// "name@@VER" before "name@VER" before "name", then byte order.
+/// Symbols: defined STT_FUNC and STT_GNU_IFUNC entries of .symtab (and the debug file's .symtab)
+/// with a non-zero address and size, as Valgrind 3.19 reads them, and those of .dynsym at
+/// addresses no .symtab entry has (elsewhere a .dynsym name is never the one Valgrind prints, so
+/// it is not read). At one address the primary name is the one Valgrind prints: the shortest
+/// without its version suffix, then "name@@VER" before "name@VER" before "name", then byte order.
+/// Names are read from the file's map, which the image keeps (its pages leave the resident set).
 std::unique_ptr<ObjectImage> TryOpenElfObject(const std::string& image_path,
                                               const ObjectCatalogOptions& options,
                                               std::string* why_absent);

@@ -21,11 +21,24 @@ uint64_t SymbolEnd(const ElfSymbol& s) {
 }  // namespace
 
 ObjectImage::ObjectImage(std::string path, bool is_pie, std::vector<LoadSegment> segments,
-                         std::vector<ElfSymbol> symbols, std::string debug_file)
+                         std::vector<ElfSymbol> symbols, std::string debug_file,
+                         std::shared_ptr<const void> names)
     : path_(std::move(path)),
       debug_file_(std::move(debug_file)),
       is_pie_(is_pie),
-      segments_(std::move(segments)) {
+      segments_(std::move(segments)),
+      names_(std::move(names)) {
+  if (!names_) {  // one block for every name, which moving the image leaves in place
+    size_t bytes = 0;
+    for (const ElfSymbol& s : symbols) bytes += s.name.size();
+    copied_names_ = std::make_unique<char[]>(std::max<size_t>(bytes, 1));
+    char* at = copied_names_.get();
+    for (ElfSymbol& s : symbols) {
+      std::copy(s.name.begin(), s.name.end(), at);
+      s.name = std::string_view(at, s.name.size());
+      at += s.name.size();
+    }
+  }
   bool first = true;
   for (const LoadSegment& seg : segments_) {
     if (seg.size == 0) continue;
@@ -57,10 +70,9 @@ ObjectImage::ObjectImage(std::string path, bool is_pie, std::vector<LoadSegment>
         break;
       }
     }
-    // Decide on aliases before moving any name out of `symbols`.
     kept.clear();
     for (size_t i = begin; i < end; ++i) {
-      const std::string& name = symbols[order[i]].name;
+      const std::string_view name = symbols[order[i]].name;
       if (i == primary || name == symbols[order[primary]].name) continue;
       if (std::none_of(kept.begin(), kept.end(),
                        [&](size_t k) { return symbols[order[k]].name == name; })) {
@@ -68,8 +80,8 @@ ObjectImage::ObjectImage(std::string path, bool is_pie, std::vector<LoadSegment>
       }
     }
     alias_begin_.push_back(static_cast<uint32_t>(alias_names_.size()));
-    symbols_.push_back(std::move(symbols[order[primary]]));
-    for (size_t k : kept) alias_names_.push_back(std::move(symbols[order[k]].name));
+    symbols_.push_back(symbols[order[primary]]);
+    for (size_t k : kept) alias_names_.push_back(symbols[order[k]].name);
     begin = end;
   }
   alias_begin_.push_back(static_cast<uint32_t>(alias_names_.size()));
@@ -86,7 +98,6 @@ const std::vector<std::pair<std::string_view, uint32_t>>& ObjectImage::ByName() 
   // Built on the first lookup by name: the injector only asks by address, and sorting the names
   // of /usr/bin/node's 110k functions was a third of the cost of reading it (issue 24).
   std::call_once(*by_name_once_, [this] {
-    // Views into symbols_ and alias_names_, which no longer grow.
     by_name_.reserve(symbols_.size() + alias_names_.size());
     for (uint32_t i = 0; i < symbols_.size(); ++i) {
       by_name_.emplace_back(symbols_[i].name, i);

@@ -168,9 +168,9 @@ bool ObjectStubs::IsCode(uint64_t addr) const {
                      [addr](const LoadSegment& s) { return s.Contains(addr); });
 }
 
-const ElfSymbol* ObjectStubs::PltSlotAt(uint64_t addr) const {
+const PltSlot* ObjectStubs::PltSlotAt(uint64_t addr) const {
   auto it = std::upper_bound(plt.begin(), plt.end(), addr,
-                             [](uint64_t a, const ElfSymbol& s) { return a < s.addr; });
+                             [](uint64_t a, const PltSlot& s) { return a < s.addr; });
   if (it == plt.begin()) return nullptr;
   --it;
   return it->Contains(addr) ? &*it : nullptr;
@@ -187,7 +187,7 @@ std::optional<uint64_t> ObjectStubs::SlotBias(uint64_t runtime_addr,
                        [&](uint32_t i, uint64_t off) { return offset(i) < off; });
   for (auto it = first; it != by_page_offset.end() && offset(*it) == runtime_addr % kLoadAlign;
        ++it) {
-    const ElfSymbol& slot = plt[*it];
+    const PltSlot& slot = plt[*it];
     if (slot.addr > runtime_addr) continue;
     std::string_view name = slot.name;
     if (!name.ends_with("@plt") || name.substr(0, name.size() - 4) != target) continue;
@@ -229,7 +229,7 @@ ObjectStubs ReadObjectStubs(std::string_view bytes) {
     }
   }
   std::sort(stubs.plt.begin(), stubs.plt.end(),
-            [](const ElfSymbol& a, const ElfSymbol& b) { return a.addr < b.addr; });
+            [](const PltSlot& a, const PltSlot& b) { return a.addr < b.addr; });
   for (uint32_t i = 0; i < stubs.plt.size(); ++i) stubs.by_page_offset.push_back(i);
   std::stable_sort(stubs.by_page_offset.begin(), stubs.by_page_offset.end(),
                    [&](uint32_t a, uint32_t b) {

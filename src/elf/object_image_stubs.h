@@ -26,6 +26,15 @@ inline constexpr uint64_t kValgrindPieBase = 0x108000;
 /// The page size every load bias is a multiple of (4 KiB pages; larger pages are multiples).
 inline constexpr uint64_t kLoadAlign = 0x1000;
 
+/// A PLT slot: [addr, addr + size), named "NAME@plt" as objdump prints it.
+struct PltSlot {
+  uint64_t addr = 0;
+  uint64_t size = 0;
+  std::string name;
+
+  bool Contains(uint64_t a) const { return a - addr < size; }
+};
+
 /// The facts ReadObjectStubs gathers.
 struct ObjectStubs {
   bool fixed_addresses = false;  // ET_EXEC: ELF addresses are the runtime ones
@@ -36,13 +45,13 @@ struct ObjectStubs {
   std::vector<LoadSegment> code;  // executable PT_LOAD segments
   // One entry per PLT slot (.plt, .plt.got, .plt.sec) whose jump goes through a GOT entry that a
   // relocation names: "NAME@plt" as objdump prints it, the slot's address and size; by address.
-  std::vector<ElfSymbol> plt;
+  std::vector<PltSlot> plt;
   std::vector<uint32_t> by_page_offset;  // indices into `plt` by address % kLoadAlign
 
   /// True when `addr` (an ELF address) lies in an executable segment.
   bool IsCode(uint64_t addr) const;
   /// The PLT slot holding `addr`, or null.
-  const ElfSymbol* PltSlotAt(uint64_t addr) const;
+  const PltSlot* PltSlotAt(uint64_t addr) const;
   /// A shared library's load bias, from a stub Callgrind wrote in `???` at `runtime_addr` whose
   /// block calls a function Callgrind names `target` (libc's malloc@plt calls malloc): the bias
   /// under which `runtime_addr` is the start of a slot named `target`@plt. Loaders map an object

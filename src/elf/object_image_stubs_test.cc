@@ -111,7 +111,7 @@ std::map<uint64_t, std::string> ObjdumpPltLabels(const std::string& objdump,
 
 std::map<uint64_t, std::string> OurSlots(const ObjectStubs& stubs) {
   std::map<uint64_t, std::string> slots;
-  for (const ElfSymbol& s : stubs.plt) slots[s.addr] = s.name;
+  for (const PltSlot& s : stubs.plt) slots[s.addr] = s.name;
   return slots;
 }
 
@@ -122,7 +122,7 @@ void ExpectObjdumpsNames(const std::string& objdump, const std::string& path) {
   ASSERT_FALSE(labels.empty()) << "objdump names no PLT slot";
   EXPECT_EQ(OurSlots(stubs), labels);
   for (const auto& [addr, name] : labels) {
-    const ElfSymbol* slot = stubs.PltSlotAt(addr);
+    const PltSlot* slot = stubs.PltSlotAt(addr);
     ASSERT_NE(slot, nullptr) << name;
     EXPECT_EQ(slot->name, name);
     EXPECT_EQ(stubs.PltSlotAt(addr + slot->size - 1), slot) << name;  // its last byte too
@@ -219,7 +219,7 @@ TEST(ObjectStubsTest, SlotBiasOfASharedLibrary) {
     ObjectStubs stubs = ReadObjectStubsFile(lib);
     ASSERT_FALSE(stubs.plt.empty());
     constexpr uint64_t kBase = 0x4948000;
-    for (const ElfSymbol& slot : stubs.plt) {
+    for (const PltSlot& slot : stubs.plt) {
       SCOPED_TRACE(slot.name);
       std::string target = slot.name.substr(0, slot.name.size() - 4);  // without "@plt"
       EXPECT_EQ(stubs.SlotBias(kBase + slot.addr, target), kBase);

@@ -1,7 +1,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "cg_inject/object_catalog.h"
 
@@ -25,7 +29,7 @@ ObjectImage Image(std::vector<ElfSymbol> symbols,
 
 std::string NameAt(const ObjectImage& image, uint64_t addr) {
   const ElfSymbol* s = image.LookupSymbol(addr);
-  return s == nullptr ? "(none)" : s->name;
+  return s == nullptr ? "(none)" : std::string(s->name);
 }
 
 TEST(ObjectImageTest, ExtentSpansAllLoadSegments) {
@@ -158,6 +162,36 @@ TEST(ObjectImageTest, NameIndexSurvivesMove) {
   EXPECT_EQ(assigned.FindSymbol("b")->name, "a");
   EXPECT_EQ(assigned.FindSymbol("c")->addr, 0x2004u);
   EXPECT_THAT(assigned.AliasesOf(*assigned.FindSymbol("a")), ElementsAre("b"));
+}
+
+TEST(ObjectImageTest, NamesAreCopiedWhenNothingKeepsThem) {
+  // Names built at run time, gone (and their bytes overwritten) before the image is asked: the
+  // image must have its own copy (ASan reports a read of the freed strings otherwise).
+  auto names = std::make_unique<std::vector<std::string>>();
+  for (const char* n : {"a_function_name_longer_than_sso", "alias_of_it_also_long_enough", "b"})
+    names->push_back(n);
+  ObjectImage image = Image(
+      {{0x2000, 0x10, (*names)[0]}, {0x2000, 0x10, (*names)[1]}, {0x2010, 0x10, (*names)[2]}});
+  for (std::string& n : *names) std::fill(n.begin(), n.end(), 'x');
+  names.reset();
+  ObjectImage moved = std::move(image);
+  EXPECT_EQ(NameAt(moved, 0x2008), "a_function_name_longer_than_sso");
+  EXPECT_EQ(NameAt(moved, 0x2010), "b");
+  ASSERT_NE(moved.FindSymbol("alias_of_it_also_long_enough"), nullptr);
+  EXPECT_EQ(moved.FindSymbol("alias_of_it_also_long_enough")->addr, 0x2000u);
+}
+
+TEST(ObjectImageTest, NamesStayInTheStorageGivenWithThem) {
+  // The ELF reader's case: names view bytes the image keeps alive (its map of the file).
+  auto bytes = std::make_shared<std::string>(std::string("first\0second", 12));
+  std::weak_ptr<std::string> watch = bytes;
+  const std::string_view first(bytes->data(), 5), second(bytes->data() + 6, 6);
+  ObjectImage image("/usr/lib/libtest.so", true, TypicalSegments(),
+                    {{0x2000, 0x10, first}, {0x2010, 0x10, second}}, "", bytes);
+  bytes.reset();
+  ASSERT_FALSE(watch.expired());  // kept by the image
+  EXPECT_EQ(NameAt(image, 0x2000), "first");
+  EXPECT_EQ(image.LookupSymbol(0x2010)->name.data(), watch.lock()->data() + 6);  // not copied
 }
 
 TEST(ObjectImageTest, SymbolAtTopOfAddressSpaceDoesNotWrap) {
