@@ -168,7 +168,13 @@ void BackgroundSink::OnPartEnd() {
   WaitIdle();
 }
 
-void BackgroundSink::OnAbort() { Stop(); }
+void BackgroundSink::OnAbort() {
+  Stop();
+  // Stages after the downstream may run threads of their own that still hold the producer's
+  // names (a reader -> BackgroundSink -> injector -> BackgroundSink -> writer chain): with this
+  // thread stopped, the producer's thread tells them.
+  downstream_->OnAbort();
+}
 
 void BackgroundSink::Finish() {
   WaitIdle();

@@ -1,5 +1,5 @@
-// Runs a ProfileSink (the writer) on a thread of its own, so that formatting and writing the
-// output overlaps reading and rewriting the input on a second core.
+// Runs a ProfileSink (the writer; with symbol sources the injector too) on a thread of its own, so
+// that reading, rewriting and writing overlap on several cores.
 //
 // Records are copied into batches that the thread replays in order: positions, costs and input
 // text are copied (the producer reuses their storage after each callback), names are not (a
@@ -42,7 +42,8 @@ class BackgroundSink : public ProfileSink {
   /// Forwards the part's end and waits until the thread has replayed everything; rethrows the
   /// downstream's error, if it had one.
   void OnPartEnd() override;
-  /// Stops the thread without replaying what is queued (the output is abandoned).
+  /// Stops the thread without replaying what is queued (the output is abandoned), then forwards
+  /// OnAbort downstream.
   void OnAbort() override;
 
   /// Waits until every record is replayed and stops the thread; rethrows the downstream's error.

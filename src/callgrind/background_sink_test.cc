@@ -133,16 +133,20 @@ TEST(BackgroundSinkTest, DownstreamErrorIsThrownToTheProducer) {
   EXPECT_EQ(failing.seen(), 3);
 }
 
-/// Throws from inside the reader's callbacks, as the injector does on a bad input.
+/// Throws from inside the reader's callbacks (at a call line, unless told not to), as the
+/// injector does on a bad input.
 class ThrowingStage : public ProfileSink {
  public:
-  explicit ThrowingStage(ProfileSink* next) : next_(next) {}
+  explicit ThrowingStage(ProfileSink* next, bool throws = true) : next_(next), throws_(throws) {}
   void OnPartBegin(int i) override { next_->OnPartBegin(i); }
   void OnHeader(std::string_view k, std::string_view v) override { next_->OnHeader(k, v); }
   void OnLayout(const PartLayout& l) override { next_->OnLayout(l); }
   void OnFunction(const FunctionContext& f) override { next_->OnFunction(f); }
   void OnCost(const CostRecord& c) override { next_->OnCost(c); }
-  void OnCall(const CallRecord&) override { throw InputError("in.cg:15: expected no calls"); }
+  void OnCall(const CallRecord& c) override {
+    if (throws_) throw InputError("in.cg:15: expected no calls");
+    next_->OnCall(c);
+  }
   void OnJump(const JumpRecord& j) override { next_->OnJump(j); }
   void OnPartEnd() override { next_->OnPartEnd(); }
   void OnAbort() override {
@@ -153,6 +157,7 @@ class ThrowingStage : public ProfileSink {
 
  private:
   ProfileSink* next_;
+  bool throws_;
   bool aborted_ = false;
 };
 
@@ -166,6 +171,21 @@ TEST(BackgroundSinkTest, ProducerErrorAbortsTheThread) {
   auto in = OpenMemoryInput(kProfile, "in.cg");
   EXPECT_THROW(ReadCallgrind(*in, stage), InputError);
   EXPECT_TRUE(stage.aborted());
+}
+
+// With the injector on a thread too (reader -> background -> injector -> background -> writer),
+// a reader's error stops the first thread and then reaches the stages after it, so the second
+// thread stops too before the reader's names go away.
+TEST(BackgroundSinkTest, AbortReachesTheStagesBehindTheThread) {
+  StringSink out;
+  CallgrindWriter writer(&out, {});
+  BackgroundSink writer_thread(&writer);
+  ThrowingStage injector(&writer_thread, /*throws=*/false);
+  BackgroundSink injector_thread(&injector);
+  const std::string profile = std::string(kProfile) + "fn=late\n1 not-a-number\n";
+  auto in = OpenMemoryInput(profile, "in.cg");
+  EXPECT_THROW(ReadCallgrind(*in, injector_thread), InputError);
+  EXPECT_TRUE(injector.aborted());
 }
 
 }  // namespace

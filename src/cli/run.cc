@@ -321,11 +321,27 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   if (!no_sources) {
     injector = std::make_unique<Injector>(index, extents, inject_options, tail);
   }
+  // The reader warns into a Diagnostics of its own, added to `diagnostics` when it is done: the
+  // object catalog warns into `diagnostics` (under CatalogExtents' lock) from the injector's
+  // thread. The same order on one core: the catalog's warnings, then the reader's.
+  Diagnostics reader_diagnostics;
   CallgrindReaderOptions reader_options;
-  reader_options.diagnostics = diagnostics;  // tolerates ids old Callgrinds never defined
-  reader_options.force = options.force;      // a cut-off profile is written, with a warning
-  ReadCallgrind(*source, injector ? static_cast<ProfileSink&>(*injector) : *tail, reader_options);
-  if (background) background->Finish();
+  reader_options.diagnostics = &reader_diagnostics;  // tolerates ids old Callgrinds never defined
+  reader_options.force = options.force;              // a cut-off profile is written, with a warning
+  // With a core to spare, the injector runs beside the reader too: on two cores the reader, the
+  // injector and the writer each take about a third of a run with sources.
+  std::optional<BackgroundSink> background_injector;
+  ProfileSink* head = injector ? static_cast<ProfileSink*>(injector.get()) : tail;
+  if (injector && background_writer) head = &background_injector.emplace(head);
+  try {
+    ReadCallgrind(*source, *head, reader_options);
+    if (background_injector) background_injector->Finish();
+    if (background) background->Finish();
+  } catch (...) {
+    diagnostics->Absorb(reader_diagnostics);
+    throw;
+  }
+  diagnostics->Absorb(reader_diagnostics);
   source.reset();  // ends the progress line before anything else is printed
   writer.Flush();
 
