@@ -115,7 +115,21 @@ class Fields {
   uint64_t Read(uint64_t offset, uint64_t length) const {
     uint64_t v = 0;
     if constexpr (std::endian::native == std::endian::little) {
-      memcpy(&v, bytes_.data() + offset, length);
+      // Fixed-size copies, which compile to one load: a memcpy call per field was a fifth of
+      // reading node's symbol tables.
+      const char* at = bytes_.data() + offset;
+      switch (length) {
+        case 1:
+          return static_cast<uint8_t>(*at);
+        case 2:
+          return Load<uint16_t>(at);
+        case 4:
+          return Load<uint32_t>(at);
+        case 8:
+          return Load<uint64_t>(at);
+        default:
+          memcpy(&v, at, length);
+      }
     } else {
       for (uint64_t i = length; i-- > 0;) v = (v << 8) | static_cast<uint8_t>(bytes_[offset + i]);
     }
@@ -126,6 +140,13 @@ class Fields {
   }
 
  private:
+  template <typename T>
+  static T Load(const char* at) {
+    T v;
+    memcpy(&v, at, sizeof v);
+    return v;
+  }
+
   std::string_view bytes_;
 };
 
@@ -242,10 +263,13 @@ void RankName(Candidate* c) {
   c->version_rank = at == std::string_view::npos ? 2 : name.substr(at, 2) == "@@" ? 0 : 1;
 }
 
+// (address, index in the candidates): what candidates are sorted by.
+using AddrIndex = std::pair<uint64_t, uint32_t>;
+
 // Appends the function symbols of every section of `type` (.symtab or .dynsym), except those at
 // an address in `skip` (sorted), whose names are then never read.
 void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>* out,
-                      const std::vector<uint64_t>& skip = {}) {
+                      const std::vector<AddrIndex>& skip = {}) {
   const Layout& l = *elf.layout;
   const Fields f = elf.fields();
   for (const Section& s : elf.sections) {
@@ -265,7 +289,12 @@ void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>*
       const uint64_t value = f.Read(at + l.st_value, l.word);
       const uint64_t size = f.Read(at + l.st_size, l.word);
       if (shndx == 0 || value == 0 || size == 0) continue;
-      if (!skip.empty() && std::binary_search(skip.begin(), skip.end(), value)) continue;
+      if (!skip.empty() && std::binary_search(skip.begin(), skip.end(), AddrIndex{value, 0},
+                                              [](const AddrIndex& a, const AddrIndex& b) {
+                                                return a.first < b.first;
+                                              })) {
+        continue;
+      }
       const std::string_view name = ElfFile::StringAt(strings, f.Read(at + l.st_name, 4));
       if (name.empty()) continue;
       Candidate c;
@@ -402,25 +431,27 @@ std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path, ElfFile* 
     debug = OpenDebugFile(image_path, *elf, *options, &debug_file);
     if (debug) CollectFunctions(*debug, kShtSymtab, &candidates);
   }
+  // By address first, through 16-byte (address, index) pairs: sorting the 48-byte candidates
+  // with the whole preference as comparator was most of the time spent reading /usr/bin/node's
+  // 185k function symbols (issue 24). Only the few addresses with several names need the rest.
+  std::vector<AddrIndex> by_addr;
+  auto add_sorted = [&](size_t from) {
+    const size_t old_end = by_addr.size();
+    for (size_t i = from; i < candidates.size(); ++i)
+      by_addr.emplace_back(candidates[i].addr, uint32_t(i));
+    std::sort(by_addr.begin() + old_end, by_addr.end());
+    std::inplace_merge(by_addr.begin(), by_addr.begin() + old_end, by_addr.end());
+  };
+  add_sorted(0);
   // .dynsym only where no .symtab has a function. The linker writes every dynamic symbol into
   // .symtab too, under the same name or with its version appended ("memcpy@@GLIBC_2.14" for
   // .dynsym's "memcpy"): at such an address a .dynsym name would only be an alias, never the name
   // Valgrind prints (see RankName), and reading node's 75k .dynsym names to find that out was a
   // fifth of the time spent reading it. Stripped objects have no .symtab: all of .dynsym counts.
-  std::vector<uint64_t> named;
-  named.reserve(candidates.size());
-  for (const Candidate& c : candidates) named.push_back(c.addr);
-  std::sort(named.begin(), named.end());
-  CollectFunctions(*elf, kShtDynsym, &candidates, named);
-  std::vector<uint64_t>().swap(named);
-  // By address first, through 16-byte (address, index) pairs: sorting the 48-byte candidates
-  // with the whole preference as comparator was most of the time spent reading /usr/bin/node's
-  // 185k function symbols (issue 24). Only the few addresses with several names need the rest.
-  std::vector<std::pair<uint64_t, uint32_t>> by_addr(candidates.size());
-  for (size_t i = 0; i < candidates.size(); ++i) by_addr[i] = {candidates[i].addr, uint32_t(i)};
-  std::sort(by_addr.begin(), by_addr.end());
-  auto preferred = [&](const std::pair<uint64_t, uint32_t>& x,
-                       const std::pair<uint64_t, uint32_t>& y) {
+  const size_t first_dynamic = candidates.size();
+  CollectFunctions(*elf, kShtDynsym, &candidates, by_addr);
+  add_sorted(first_dynamic);
+  auto preferred = [&](const AddrIndex& x, const AddrIndex& y) {
     const Candidate& a = candidates[x.second];
     const Candidate& b = candidates[y.second];
     return std::tie(a.base_length, a.version_rank, a.name, a.size) <
@@ -443,7 +474,7 @@ std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path, ElfFile* 
     }
     begin = end;
   }
-  std::vector<std::pair<uint64_t, uint32_t>>().swap(by_addr);
+  std::vector<AddrIndex>().swap(by_addr);
   std::vector<Candidate>().swap(candidates);
 
   // The names stay in the maps (memory given by the caller is copied instead).
