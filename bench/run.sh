@@ -163,5 +163,38 @@ if [[ -d $data/x86_64/plain ]]; then
   unzst "$data/x86_64/plain/callgrind.out.zst" "$real/testjit.cg"
   real_pair "test JIT capture" "$real/testjit.cg" --jitdump "$data/x86_64/plain/jit-23987.dump"
 fi
+
+# record of a Node program with two child processes (RECORD=0 skips it: about a minute under
+# Valgrind): the whole tree's peak (/usr/bin/time: its largest process, a Valgrind'd node) and
+# cg-inject's own (VmHWM, sampled every 0.1 s while it runs, injecting the three profiles).
+if [[ ${RECORD:-1} != 0 ]] && command -v node >/dev/null && command -v valgrind >/dev/null; then
+  rec=$work/record
+  rm -rf "$rec"
+  mkdir -p "$rec"
+  t0=$(date +%s%N)
+  (cd "$rec" && exec /usr/bin/time -v -o "$work/record.time" "$cg_inject" record -o "$rec/out" \
+    -- --trace-children=yes -- node "$repo/bench/record_children.js" >"$work/record.log" 2>&1) &
+  tpid=$!
+  hwm=0
+  while kill -0 "$tpid" 2>/dev/null; do
+    for pid in $(pgrep -f "^$cg_inject record" || true); do
+      v=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+      [[ -n $v && $v -gt $hwm ]] && hwm=$v
+    done
+    sleep 0.1
+  done
+  rc=0
+  wait "$tpid" || rc=$?
+  t1=$(date +%s%N)
+  echo
+  echo "| \`cg-inject record\` of node with two child processes | wall | CPU s | whole tree's peak RSS MB | cg-inject's peak RSS MB | profiles |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  awk -F': ' -v w="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f s", (b - a) / 1e9 }')" \
+      -v h="$((hwm / 1024))" -v n="$(ls "$rec"/out/*.jit 2>/dev/null | wc -l)" -v rc="$rc" '
+    /User time|System time/ { cpu += $2 }
+    /Maximum resident/ { rss = $2 / 1024 }
+    END { printf "| record_children.js%s | %s | %.1f | %.0f | %d | %d |\n", rc ? " (exit " rc ")" : "", w, cpu, rss, h, n }' \
+      "$work/record.time"
+fi
 echo
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at end"
