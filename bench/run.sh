@@ -10,7 +10,7 @@
 # profile, CPU time (user + sys) and peak RSS (/usr/bin/time -v). Every step writes its output to
 # a file in $BENCH_DIR, so all pay the same write cost. callgrind_annotate (Perl, about 1 MB/s)
 # runs on a profile of SIZE_MB/10 from the same generator. A second table times real captures
-# from tests/data/ (Node, MoarVM, the test JIT), with and without their sources, and a generated
+# from tests/data/ (Node, Java, MoarVM, the test JIT), with and without their sources, and a generated
 # profile of SIZE_MB whose objects are real files of this machine (/usr/bin/node, libc...): the
 # cost of reading the ELF objects a profile names. vs cat there compares with cat of the 100 MB.
 set -euo pipefail
@@ -153,6 +153,10 @@ if command -v node >/dev/null && [[ -d $data/node ]]; then
   unzst "$data/node/prof/callgrind.out.zst" "$real/node-prof.cg"
   unzst "$data/node/prof/jit-6765.dump.zst" "$real/jit-6765.dump"
   real_pair "Node 20 capture (--perf-prof)" "$real/node-prof.cg" --jitdump "$real/jit-6765.dump"
+fi
+if [[ -d $data/java ]]; then
+  unzst "$data/java/callgrind.out.zst" "$real/java.cg"
+  real_pair "Java 17 capture" "$real/java.cg" --perf-map "$data/java/perf-20880.map"
 fi
 if [[ -d $data/moar ]]; then
   unzst "$data/moar/callgrind.out.zst" "$real/moar.cg"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The stored PHP, Erlang and Mono captures (tests/data/{php,erlang,mono}: their programs under
+# The stored PHP, Erlang, Java and Mono captures (tests/data/{php,erlang,java,mono}: their programs under
 # Valgrind 3.19 with the switches `cg-inject record` sets; CMDLINE.txt in each says how). After
 # injection: the totals are unchanged, the cost in unnamed JIT code that the map or dump covers
 # is gone (no unnamed block inside a map entry above 0.1% of the total), and the program's
@@ -77,6 +77,11 @@ check erlang "$erl/callgrind.out.zst" "$erl"/perf-*.map --perf-map "$erl"/perf-*
   ':jitprobe:fib/1 \[' ':jitprobe:sum/2 \[' ':jitprobe:main/0 \['
 grep -qE 'CodeInfoPrologue|\$jitprobe' "$scratch/erlang.ann" &&
   fail "erlang: a prologue or a '\$' name is a function of its own"
+
+# Java (HotSpot's C1): the map's signature-style names.
+java=$data/java
+check java "$java/callgrind.out.zst" "$java"/perf-*.map --perf-map "$java"/perf-*.map -- \
+  ' \?\?\?:int Work\.fib\(int\) \['
 
 # Mono: the names as Mono writes them.
 mono=$data/mono
