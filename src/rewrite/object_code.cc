@@ -31,7 +31,9 @@ void ObjectCode::NoteObject(uint32_t object) {
   else
     libraries_.push_back(object);
   if (index_.empty()) return;
-  if (extents_->AddressesAreAbsolute(names_->Text(object))) absolute_objects_.push_back(object);
+  // The object is open by now: asking its extent here changes nothing the run reports.
+  if (extents_->AddressesAreAbsolute(names_->Text(object)))
+    absolute_objects_.push_back({object, ExtentOf(object)});
 }
 
 void ObjectCode::Locate(uint32_t object, uint64_t bias) {
@@ -96,8 +98,31 @@ bool ObjectCode::NamedStubAt(uint64_t addr, Stub* stub) {
 }
 
 bool ObjectCode::IsAbsolute(uint32_t object) const {
-  return std::find(absolute_objects_.begin(), absolute_objects_.end(), object) !=
-         absolute_objects_.end();
+  // A few objects at most (the program, when it is an ET_EXEC).
+  for (const Absolute& a : absolute_objects_)
+    if (a.object == object) return true;
+  return false;
+}
+
+const ObjectExtents::Extent& ObjectCode::AskExtent(uint32_t object) const {
+  auto [extent, inserted] = extents_by_object_.try_emplace(object);
+  if (inserted) {
+    std::string_view text = names_->Text(object);
+    if (!extents_ || IsUnknownObject(text))
+      *extent = Extent{Extent::kUnknown};
+    else
+      *extent = extents_->ExtentOf(text);
+  }
+  // A copy: the map's values move when it grows.
+  last_extent_ = *extent;
+  last_object_ = object;
+  has_last_object_ = true;
+  return last_extent_;
+}
+
+bool ObjectCode::AskContains(uint32_t object, uint64_t addr) const {
+  std::optional<bool> own = extents_->Contains(names_->Text(object), addr);
+  return own && *own;
 }
 
 void ObjectCode::NoteFunction(const FunctionKey& function) {
@@ -122,27 +147,21 @@ bool ObjectCode::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {
       }
     }
   }
-  for (uint32_t object : absolute_objects_) {
-    std::optional<bool> own = extents_->Contains(names_->Text(object), addr);
-    if (own && *own) return true;
-  }
+  for (const Absolute& a : absolute_objects_)
+    if (Owns(a.object, a.extent, addr)) return true;
   return false;
 }
 
 bool ObjectCode::IsJitAddress(uint32_t object, uint64_t addr) const {
   if (addr < index_min_ || addr >= index_max_) return false;
-  std::string_view ob = names_->Text(object);
-  if (extents_ && !IsUnknownObject(ob)) {
-    std::optional<bool> own = extents_->Contains(ob, addr);
-    if (own && *own) return false;
-  }
+  if (Owns(object, ExtentOf(object), addr)) return false;
   return index_.Lookup(addr) != nullptr && !IsObjectCode(addr);
 }
 
 const FunctionKey* ObjectCode::SymbolOwner(uint64_t addr) {
-  for (uint32_t object : absolute_objects_) {
-    std::optional<bool> own = extents_->Contains(names_->Text(object), addr);
-    if (!own || !*own) continue;
+  for (const Absolute& a : absolute_objects_) {
+    if (!Owns(a.object, a.extent, addr)) continue;
+    const uint32_t object = a.object;
     std::optional<std::string> symbol = extents_->FunctionAt(names_->Text(object), addr);
     if (!symbol) return nullptr;
     uint32_t function = names_->Intern(*symbol).id;

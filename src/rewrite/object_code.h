@@ -83,14 +83,39 @@ class ObjectCode {
   bool NamedStubAt(uint64_t addr, Stub* stub);
 
  private:
+  using Extent = ObjectExtents::Extent;
   bool IsAbsolute(uint32_t object) const;
+  // What the extents say about `object`, asked once per object where Contains would first have
+  // been (asking may open the object's file, and warn when it is absent): kUnknown for an
+  // unknown object (`???`) or without extents.
+  const Extent& ExtentOf(uint32_t object) const {
+    if (has_last_object_ && object == last_object_) return last_extent_;
+    return AskExtent(object);
+  }
+  const Extent& AskExtent(uint32_t object) const;
+  // Whether `object`, whose extent is `extent`, contains `addr` (an unknown object: no).
+  bool Owns(uint32_t object, const Extent& extent, uint64_t addr) const {
+    if (extent.kind == Extent::kRange) return addr - extent.begin < extent.end - extent.begin;
+    return extent.kind == Extent::kAsk && AskContains(object, addr);
+  }
+  bool AskContains(uint32_t object, uint64_t addr) const;
 
   const SymbolIndex& index_;
   const ObjectExtents* extents_;
   NameTable* names_;
   uint64_t index_min_ = UINT64_MAX, index_max_ = 0;  // the index's address span
-  // Objects with absolute addresses seen so far.
-  std::vector<uint32_t> absolute_objects_;
+  // Objects with absolute addresses seen so far, and their extents.
+  struct Absolute {
+    uint32_t object = 0;
+    Extent extent;
+  };
+  std::vector<Absolute> absolute_objects_;
+  // ExtentOf's answers (small: one per object asked about), and the last one: a block's cost
+  // lines all ask about its object.
+  mutable FlatHashMap<uint32_t, Extent> extents_by_object_;
+  mutable uint32_t last_object_ = 0;
+  mutable bool has_last_object_ = false;
+  mutable Extent last_extent_;
   // Per object name id: 0 not asked yet, 1 asked. Dense: NoteObject runs for every call line.
   std::vector<uint8_t> object_noted_;
   // Versions whose code is an object's -> the object's function that had cost lines in it. Small:

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "cg_inject/inject.h"
 #include "cg_inject/symbols.h"
@@ -140,6 +142,82 @@ TEST_F(ObjectCodeTest, NamingAnswersStayWhatTheyWereFirst) {
   EXPECT_TRUE(code.StubAt(0x109070));  // the report's answer follows what is known now
   EXPECT_TRUE(code.NamedStubAt(0x109078 - 4, &stub));
   EXPECT_EQ(names_.Text(stub.name), "free@plt");
+}
+
+// FakeExtents that gives each known object's extent at once (as the ELF catalog does) and counts
+// what it is asked.
+class CountingExtents : public FakeExtents {
+ public:
+  mutable int contains_asked = 0;
+  mutable std::map<std::string, int, std::less<>> extent_asked;
+  std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
+    ++contains_asked;
+    return FakeExtents::Contains(object, addr);
+  }
+  Extent ExtentOf(std::string_view object) const override {
+    ++extent_asked[std::string(object)];
+    auto it = objects.find(object);
+    if (it == objects.end()) return {Extent::kUnknown};
+    return {Extent::kRange, it->second.lo, it->second.hi};
+  }
+};
+
+// Issue 24: an object's extent is asked once, where its first address would have been, and
+// then answers every cost line without Contains.
+TEST_F(ObjectCodeTest, AnObjectsExtentIsAskedOnceAndOnlyWhenNeeded) {
+  CountingExtents extents;
+  extents.objects = extents_.objects;
+  ObjectCode code(index_, &extents, &names_);
+  // Outside the index's span nothing is asked (for the catalog: no file opened, no warning).
+  EXPECT_FALSE(code.IsJitAddress(Id("/lib/libc.so.6"), 0x10));
+  EXPECT_EQ(extents.extent_asked.count("/lib/libc.so.6"), 0u);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_TRUE(code.IsJitAddress(Id("/lib/libc.so.6"), 0x1000110));
+    EXPECT_FALSE(code.IsJitAddress(Id("/usr/bin/node"), 0x1000110));  // its own, at its edges:
+    EXPECT_FALSE(code.IsJitAddress(Id("/usr/bin/node"), 0x1000000));
+    EXPECT_TRUE(code.IsJitAddress(Id("/usr/bin/node"), 0x40000010));  // past its end
+    EXPECT_TRUE(code.IsJitAddress(Id("???"), 0x1000110));
+    EXPECT_FALSE(code.IsJitAddress(Id("???"), 0x1000180));  // past the version
+  }
+  code.NoteObject(Id("/usr/bin/node"));  // absolute: its extent is known already
+  EXPECT_FALSE(code.IsJitAddress(Id("/lib/libc.so.6"), 0x1000110));
+  EXPECT_TRUE(code.IsObjectCode(0x1ffffff));
+  EXPECT_FALSE(code.IsObjectCode(0x2000000));
+  EXPECT_TRUE(code.IsJitAddress(Id("???"), 0x40000010));
+  ASSERT_NE(code.SymbolOwner(0x1000120), nullptr);
+  EXPECT_EQ(code.SymbolOwner(0x40000010), nullptr);
+
+  EXPECT_EQ(extents.extent_asked["/usr/bin/node"], 1);
+  EXPECT_EQ(extents.extent_asked["/lib/libc.so.6"], 1);
+  EXPECT_EQ(extents.extent_asked.count("???"), 0u);  // never an object
+  EXPECT_EQ(extents.contains_asked, 0);
+}
+
+// The same answers from an ObjectExtents that has only Contains (the default ExtentOf): it is
+// asked per address, as before.
+TEST_F(ObjectCodeTest, ExtentsWithoutARangeAreAskedPerAddress) {
+  CountingExtents by_range;
+  by_range.objects = extents_.objects;
+  struct PerAddress : FakeExtents {
+    mutable int contains_asked = 0;
+    std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
+      ++contains_asked;
+      return FakeExtents::Contains(object, addr);
+    }
+  } per_address;
+  per_address.objects = extents_.objects;
+  ObjectCode a(index_, &by_range, &names_), b(index_, &per_address, &names_);
+  for (ObjectCode* code : {&a, &b}) code->NoteObject(Id("/usr/bin/node"));
+  for (uint64_t addr : {0x0ffffffu, 0x1000000u, 0x10000ffu, 0x1000100u, 0x100017fu, 0x1000180u,
+                        0x1ffffffu, 0x2000000u, 0x40000000u, 0x400000ffu, 0x40000100u}) {
+    for (const char* object : {"/lib/libc.so.6", "/usr/bin/node", "???", "/bin/other"}) {
+      EXPECT_EQ(a.IsJitAddress(Id(object), addr), b.IsJitAddress(Id(object), addr))
+          << object << " " << std::hex << addr;
+    }
+    EXPECT_EQ(a.IsObjectCode(addr), b.IsObjectCode(addr)) << std::hex << addr;
+  }
+  EXPECT_GT(per_address.contains_asked, 0);
+  EXPECT_EQ(by_range.contains_asked, 0);
 }
 
 }  // namespace
