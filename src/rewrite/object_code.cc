@@ -11,6 +11,14 @@
 #include "resolve/name_table.h"
 
 namespace cg_inject {
+namespace {
+
+// A version's end, saturated as the index's own lookups do.
+uint64_t EndOf(const CodeVersion& v) {
+  return v.size() > UINT64_MAX - v.start() ? UINT64_MAX : v.start() + v.size();
+}
+
+}  // namespace
 
 ObjectCode::ObjectCode(const SymbolIndex& index, const ObjectExtents* extents, NameTable* names)
     : index_(index), extents_(extents), names_(names) {
@@ -125,6 +133,40 @@ bool ObjectCode::AskContains(uint32_t object, uint64_t addr) const {
   return own && *own;
 }
 
+bool ObjectCode::SearchCovered(uint64_t addr) const {
+  if (!covered_built_) {
+    covered_built_ = true;
+    covered_.reserve(index_.size());
+    for (size_t i = 0; i < index_.size(); ++i) {
+      const CodeVersion& v = index_.version(i);
+      if (v.start() != EndOf(v)) covered_.push_back({v.start(), EndOf(v)});
+    }
+    std::sort(covered_.begin(), covered_.end(),
+              [](const Range& a, const Range& b) { return a.begin < b.begin; });
+    size_t merged = 0;
+    for (const Range& r : covered_) {
+      if (merged > 0 && r.begin <= covered_[merged - 1].end)
+        covered_[merged - 1].end = std::max(covered_[merged - 1].end, r.end);
+      else
+        covered_[merged++] = r;
+    }
+    covered_.resize(merged);
+    covered_.shrink_to_fit();
+  }
+  auto after = std::upper_bound(covered_.begin(), covered_.end(), addr,
+                                [](uint64_t a, const Range& r) { return a < r.begin; });
+  if (after != covered_.begin() && addr < (after - 1)->end) {
+    last_range_ = *(after - 1);
+    last_range_covered_ = true;
+    return true;
+  }
+  // The gap between the ranges around `addr` holds no version.
+  last_range_ = {after == covered_.begin() ? 0 : (after - 1)->end,
+                 after == covered_.end() ? UINT64_MAX : after->begin};
+  last_range_covered_ = false;
+  return false;
+}
+
 void ObjectCode::NoteFunction(const FunctionKey& function) {
   if (!IsAbsolute(function.object)) return;
   auto [file, inserted] =
@@ -133,13 +175,14 @@ void ObjectCode::NoteFunction(const FunctionKey& function) {
 }
 
 void ObjectCode::NoteCost(const FunctionKey& function, uint64_t addr) {
-  if (addr < index_min_ || addr >= index_max_ || !IsAbsolute(function.object)) return;
+  if (addr < index_min_ || addr >= index_max_ || !IsAbsolute(function.object) || !Covered(addr))
+    return;
   if (const CodeVersion* v = index_.Lookup(addr)) object_code_.try_emplace(v, function);
 }
 
 bool ObjectCode::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {
   if (owner) *owner = nullptr;
-  if (!object_code_.empty()) {
+  if (!object_code_.empty() && Covered(addr)) {
     if (const CodeVersion* v = index_.Lookup(addr)) {
       if (auto it = object_code_.find(v); it != object_code_.end()) {
         if (owner) *owner = &it->second;
@@ -155,7 +198,7 @@ bool ObjectCode::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {
 bool ObjectCode::IsJitAddress(uint32_t object, uint64_t addr) const {
   if (addr < index_min_ || addr >= index_max_) return false;
   if (Owns(object, ExtentOf(object), addr)) return false;
-  return index_.Lookup(addr) != nullptr && !IsObjectCode(addr);
+  return Covered(addr) && !IsObjectCode(addr);
 }
 
 const FunctionKey* ObjectCode::SymbolOwner(uint64_t addr) {

@@ -99,6 +99,13 @@ class ObjectCode {
     return extent.kind == Extent::kAsk && AskContains(object, addr);
   }
   bool AskContains(uint32_t object, uint64_t addr) const;
+  // index_.Lookup(addr) != nullptr, by a binary search over the versions' merged ranges, with
+  // the last range (covered or not) kept: cost lines of a block are near each other.
+  bool Covered(uint64_t addr) const {
+    if (addr - last_range_.begin < last_range_.end - last_range_.begin) return last_range_covered_;
+    return SearchCovered(addr);
+  }
+  bool SearchCovered(uint64_t addr) const;
 
   const SymbolIndex& index_;
   const ObjectExtents* extents_;
@@ -116,6 +123,16 @@ class ObjectCode {
   mutable uint32_t last_object_ = 0;
   mutable bool has_last_object_ = false;
   mutable Extent last_extent_;
+  // The union of the versions' [start, end), sorted and merged (built on the first Covered: an
+  // entry per run of touching or overlapping versions, 16 bytes each); and the last range
+  // Covered found an address in, a merged range or the gap between two.
+  struct Range {
+    uint64_t begin = 0, end = 0;
+  };
+  mutable std::vector<Range> covered_;
+  mutable bool covered_built_ = false;
+  mutable Range last_range_;
+  mutable bool last_range_covered_ = false;
   // Per object name id: 0 not asked yet, 1 asked. Dense: NoteObject runs for every call line.
   std::vector<uint8_t> object_noted_;
   // Versions whose code is an object's -> the object's function that had cost lines in it. Small:

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -218,6 +220,53 @@ TEST_F(ObjectCodeTest, ExtentsWithoutARangeAreAskedPerAddress) {
   }
   EXPECT_GT(per_address.contains_asked, 0);
   EXPECT_EQ(by_range.contains_asked, 0);
+}
+
+// Issue 24: whether any version covers an address is answered from the versions' merged ranges
+// and the last range or gap found; it must agree with the index everywhere, whatever order the
+// addresses come in (a miss, then an address in a version past it; edges; nested, touching,
+// overlapping and empty versions).
+TEST(ObjectCodeCoverTest, TheLastRangeOrGapAnswersAsTheIndex) {
+  SymbolIndex index;
+  uint32_t source = index.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
+  const std::vector<std::pair<uint64_t, uint64_t>> versions = {
+      {0x1000, 0x100}, {0x1100, 0x80},                   // touching
+      {0x2000, 0x100}, {0x2080, 0x180},                  // overlapping
+      {0x2300, 0},                                       // empty: covers nothing
+      {0x2400, 0x10},  {0x3000, 0x100}, {0x3010, 0x10},  // nested
+      {0x5000, 1}};
+  for (auto [start, size] : versions) AddVersion(&index, source, start, size, "f");
+  index.Finish();
+  NameTable names;
+  const uint32_t unknown = names.Intern("???").id;
+
+  std::vector<uint64_t> addrs = {0x0, 0xfff, 0x5001, 0x5002, UINT64_MAX};
+  for (auto [start, size] : versions) {
+    for (uint64_t a :
+         {start - 1, start, start + 1, start + size - 1, start + size, start + size + 1})
+      addrs.push_back(a);
+  }
+  std::vector<uint64_t> ascending = addrs, descending = addrs;
+  std::sort(ascending.begin(), ascending.end());
+  std::sort(descending.rbegin(), descending.rend());
+  std::vector<uint64_t> shuffled = addrs;
+  std::mt19937 random(24);
+  std::shuffle(shuffled.begin(), shuffled.end(), random);
+  // A miss in the gap before a version, then that version's first address.
+  std::vector<uint64_t> miss_then_hit = {0x1f00, 0x2000, 0x1fff, 0x2000, 0x21ff, 0x2200,
+                                         0x23ff, 0x2400, 0x240f, 0x2410, 0x4fff, 0x5000};
+
+  int covered = 0;
+  for (const std::vector<uint64_t>* order :
+       {&ascending, &descending, &shuffled, &miss_then_hit, &shuffled, &ascending}) {
+    ObjectCode code(index, nullptr, &names);
+    for (uint64_t addr : *order) {
+      const bool expected = addr >= 0x1000 && addr < 0x5001 && index.Lookup(addr) != nullptr;
+      EXPECT_EQ(code.IsJitAddress(unknown, addr), expected) << std::hex << addr;
+      covered += expected;
+    }
+  }
+  EXPECT_GT(covered, 0);
 }
 
 }  // namespace
