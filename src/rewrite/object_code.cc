@@ -167,6 +167,16 @@ bool ObjectCode::SearchCovered(uint64_t addr) const {
   return false;
 }
 
+const CodeVersion* ObjectCode::VersionAt(uint64_t addr) const {
+  if (addr - lone_range_.begin < lone_range_.end - lone_range_.begin) return lone_version_;
+  const CodeVersion* v = index_.Lookup(addr);
+  if (v != nullptr && !index_.Overlapped(*v)) {
+    lone_version_ = v;
+    lone_range_ = {v->start(), EndOf(*v)};
+  }
+  return v;
+}
+
 void ObjectCode::NoteFunction(const FunctionKey& function) {
   if (!IsAbsolute(function.object)) return;
   auto [file, inserted] =
@@ -177,13 +187,13 @@ void ObjectCode::NoteFunction(const FunctionKey& function) {
 void ObjectCode::NoteCost(const FunctionKey& function, uint64_t addr) {
   if (addr < index_min_ || addr >= index_max_ || !IsAbsolute(function.object) || !Covered(addr))
     return;
-  if (const CodeVersion* v = index_.Lookup(addr)) object_code_.try_emplace(v, function);
+  if (const CodeVersion* v = VersionAt(addr)) object_code_.try_emplace(v, function);
 }
 
 bool ObjectCode::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {
   if (owner) *owner = nullptr;
   if (!object_code_.empty() && Covered(addr)) {
-    if (const CodeVersion* v = index_.Lookup(addr)) {
+    if (const CodeVersion* v = VersionAt(addr)) {
       if (auto it = object_code_.find(v); it != object_code_.end()) {
         if (owner) *owner = &it->second;
         return true;

@@ -106,6 +106,10 @@ class ObjectCode {
     return SearchCovered(addr);
   }
   bool SearchCovered(uint64_t addr) const;
+  // index_.Lookup(addr) for a covered `addr`: the last version found, when no other version
+  // overlaps it, is the answer anywhere in its range (Node's builtins have a cost line per
+  // instruction).
+  const CodeVersion* VersionAt(uint64_t addr) const;
 
   const SymbolIndex& index_;
   const ObjectExtents* extents_;
@@ -133,6 +137,8 @@ class ObjectCode {
   mutable bool covered_built_ = false;
   mutable Range last_range_;
   mutable bool last_range_covered_ = false;
+  mutable const CodeVersion* lone_version_ = nullptr;  // VersionAt's: overlapped by none
+  mutable Range lone_range_;                           // its [start, end)
   // Per object name id: 0 not asked yet, 1 asked. Dense: NoteObject runs for every call line.
   std::vector<uint8_t> object_noted_;
   // Versions whose code is an object's -> the object's function that had cost lines in it. Small:

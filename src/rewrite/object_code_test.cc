@@ -269,5 +269,44 @@ TEST(ObjectCodeCoverTest, TheLastRangeOrGapAnswersAsTheIndex) {
   EXPECT_GT(covered, 0);
 }
 
+// The owner of object code is the latest version's at the address: a version no other overlaps
+// answers for its whole range, and only there.
+TEST(ObjectCodeCoverTest, OwnersAreTheLatestVersionAtTheAddress) {
+  SymbolIndex index;
+  uint32_t source = index.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
+  AddVersion(&index, source, 0x1000100, 0x80, "Builtin:A");  // lone
+  AddVersion(&index, source, 0x1000180, 0x10, "Builtin:D");  // touches A, overlaps none
+  AddVersion(&index, source, 0x1000200, 0x80, "Builtin:B");
+  AddVersion(&index, source, 0x1000240, 0x80, "Builtin:C");  // over B's end, loaded later
+  index.Finish();
+  NameTable names;
+  FakeExtents extents = FakeExtents::Node(0x1000000, 0x2000000);
+  ObjectCode code(index, &extents, &names);
+  code.NoteObject(names.Intern("/usr/bin/node").id);
+  auto key = [&](std::string_view function) {
+    return FunctionKey{names.Intern("/usr/bin/node").id, names.Intern("b.cc").id,
+                       names.Intern(function).id};
+  };
+  code.NoteCost(key("fa"), 0x1000104);
+  code.NoteCost(key("fd"), 0x1000180);  // just past A
+  code.NoteCost(key("fc"), 0x1000250);
+  code.NoteCost(key("fb"), 0x100023f);  // just before C
+  code.NoteCost(key("fx"), 0x1000260);  // C has an owner already
+  const std::vector<std::pair<uint64_t, const char*>> expected = {
+      {0x1000100, "fa"}, {0x100017f, "fa"}, {0x1000180, "fd"}, {0x100018f, "fd"},
+      {0x1000190, ""},   {0x1000200, "fb"}, {0x100023f, "fb"}, {0x1000240, "fc"},
+      {0x100027f, "fc"}, {0x10002bf, "fc"}, {0x10002c0, ""},   {0x10000ff, ""}};
+  for (auto [addr, function] : expected) {
+    const FunctionKey* owner = nullptr;
+    EXPECT_TRUE(code.IsObjectCode(addr, &owner)) << std::hex << addr;
+    if (*function == '\0') {
+      EXPECT_EQ(owner, nullptr) << std::hex << addr;
+    } else {
+      ASSERT_NE(owner, nullptr) << std::hex << addr;
+      EXPECT_EQ(*owner, key(function)) << std::hex << addr;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cg_inject
