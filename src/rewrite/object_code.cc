@@ -135,6 +135,7 @@ bool ObjectCode::AskContains(uint32_t object, uint64_t addr) const {
 
 bool ObjectCode::SearchCovered(uint64_t addr) const {
   if (!covered_built_) {
+    if (tree_questions_++ < index_.size() / 4) return index_.Lookup(addr) != nullptr;
     covered_built_ = true;
     covered_.reserve(index_.size());
     for (size_t i = 0; i < index_.size(); ++i) {

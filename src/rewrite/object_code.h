@@ -100,7 +100,8 @@ class ObjectCode {
   }
   bool AskContains(uint32_t object, uint64_t addr) const;
   // index_.Lookup(addr) != nullptr, by a binary search over the versions' merged ranges, with
-  // the last range (covered or not) kept: cost lines of a block are near each other.
+  // the last range (covered or not) kept: cost lines of a block are near each other. The tree
+  // answers until the ranges are built.
   bool Covered(uint64_t addr) const {
     if (addr - last_range_.begin < last_range_.end - last_range_.begin) return last_range_covered_;
     return SearchCovered(addr);
@@ -127,14 +128,17 @@ class ObjectCode {
   mutable uint32_t last_object_ = 0;
   mutable bool has_last_object_ = false;
   mutable Extent last_extent_;
-  // The union of the versions' [start, end), sorted and merged (built on the first Covered: an
-  // entry per run of touching or overlapping versions, 16 bytes each); and the last range
-  // Covered found an address in, a merged range or the gap between two.
+  // The union of the versions' [start, end), sorted and merged (an entry per run of touching or
+  // overlapping versions, 16 bytes each); and the last range Covered found an address in, a
+  // merged range or the gap between two. Sorting costs about a tree query per version, so the
+  // union is built only once the tree has been asked a quarter of the index's size: a big
+  // jitdump whose profile asks little never pays for it.
   struct Range {
     uint64_t begin = 0, end = 0;
   };
   mutable std::vector<Range> covered_;
   mutable bool covered_built_ = false;
+  mutable size_t tree_questions_ = 0;
   mutable Range last_range_;
   mutable bool last_range_covered_ = false;
   mutable const CodeVersion* lone_version_ = nullptr;  // VersionAt's: overlapped by none
