@@ -25,7 +25,8 @@ class SymbolIndex;
 /// What the part's objects say about the index's addresses. Objects are known by their name ids
 /// in `names` and learned as the profile names them; what they taught stays for the whole run
 /// (one process's objects). Memory: per object, and per function of an object with absolute
-/// addresses (not per function of the program).
+/// addresses (not per function of the program); once asked a lot, 16 bytes per run of adjacent
+/// versions. One thread at a time, its const questions too: they keep the last answers.
 class ObjectCode {
  public:
   /// `index` is finished (its address span is taken here); `extents` may be null (no object is
