@@ -78,6 +78,20 @@ class ObjectExtents {
   /// Whether `addr` lies in a loaded segment of `object` (the `ob=` text); nullopt when the object
   /// is unknown (then the symbol index alone decides).
   virtual std::optional<bool> Contains(std::string_view object, uint64_t addr) const = 0;
+  /// What ExtentOf answers.
+  struct Extent {
+    enum Kind : uint8_t { kAsk, kUnknown, kRange };
+    Kind kind = kAsk;
+    uint64_t begin = 0, end = 0;
+  };
+  /// Contains for every address of `object` at once, for callers that ask about each cost line:
+  /// kRange when Contains is true exactly for `addr - begin < end - begin` (an ELF image's
+  /// extent), kUnknown when Contains answers nullopt, kAsk (the default) when Contains must be
+  /// asked per address. Called where Contains would first be, as it may open the object.
+  virtual Extent ExtentOf(std::string_view object) const {
+    (void)object;
+    return {};
+  }
   /// True when `object`'s addresses are its runtime addresses (an ET_EXEC executable such as
   /// Node's /usr/bin/node): then an absolute address in a JIT block can be the object's own code
   /// (V8's embedded builtins, which perf maps also list), and such code is never renamed.

@@ -107,6 +107,12 @@ class CatalogExtents : public ObjectExtents {
     if (image == nullptr) return std::nullopt;
     return image->InExtent(addr);
   }
+  Extent ExtentOf(std::string_view object) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ObjectImage* image = catalog_->Lookup(object);
+    if (image == nullptr) return {Extent::kUnknown};
+    return {Extent::kRange, image->extent_begin(), image->extent_end()};  // as InExtent
+  }
   bool AddressesAreAbsolute(std::string_view object) const override {
     std::lock_guard<std::mutex> lock(mu_);
     // Shared libraries and PIEs are told by their header alone, without reading them whole.

@@ -11,6 +11,14 @@
 #include "resolve/name_table.h"
 
 namespace cg_inject {
+namespace {
+
+// A version's end, saturated as the index's own lookups do.
+uint64_t EndOf(const CodeVersion& v) {
+  return v.size() > UINT64_MAX - v.start() ? UINT64_MAX : v.start() + v.size();
+}
+
+}  // namespace
 
 ObjectCode::ObjectCode(const SymbolIndex& index, const ObjectExtents* extents, NameTable* names)
     : index_(index), extents_(extents), names_(names) {
@@ -31,7 +39,9 @@ void ObjectCode::NoteObject(uint32_t object) {
   else
     libraries_.push_back(object);
   if (index_.empty()) return;
-  if (extents_->AddressesAreAbsolute(names_->Text(object))) absolute_objects_.push_back(object);
+  // The object is open by now: asking its extent here changes nothing the run reports.
+  if (extents_->AddressesAreAbsolute(names_->Text(object)))
+    absolute_objects_.push_back({object, ExtentOf(object)});
 }
 
 void ObjectCode::Locate(uint32_t object, uint64_t bias) {
@@ -96,8 +106,76 @@ bool ObjectCode::NamedStubAt(uint64_t addr, Stub* stub) {
 }
 
 bool ObjectCode::IsAbsolute(uint32_t object) const {
-  return std::find(absolute_objects_.begin(), absolute_objects_.end(), object) !=
-         absolute_objects_.end();
+  // A few objects at most (the program, when it is an ET_EXEC).
+  for (const Absolute& a : absolute_objects_)
+    if (a.object == object) return true;
+  return false;
+}
+
+const ObjectExtents::Extent& ObjectCode::AskExtent(uint32_t object) const {
+  auto [extent, inserted] = extents_by_object_.try_emplace(object);
+  if (inserted) {
+    std::string_view text = names_->Text(object);
+    if (!extents_ || IsUnknownObject(text))
+      *extent = Extent{Extent::kUnknown};
+    else
+      *extent = extents_->ExtentOf(text);
+  }
+  // A copy: the map's values move when it grows.
+  last_extent_ = *extent;
+  last_object_ = object;
+  has_last_object_ = true;
+  return last_extent_;
+}
+
+bool ObjectCode::AskContains(uint32_t object, uint64_t addr) const {
+  std::optional<bool> own = extents_->Contains(names_->Text(object), addr);
+  return own && *own;
+}
+
+bool ObjectCode::SearchCovered(uint64_t addr) const {
+  if (!covered_built_) {
+    if (tree_questions_++ < index_.size() / 4) return index_.Lookup(addr) != nullptr;
+    covered_built_ = true;
+    covered_.reserve(index_.size());
+    for (size_t i = 0; i < index_.size(); ++i) {
+      const CodeVersion& v = index_.version(i);
+      if (v.start() != EndOf(v)) covered_.push_back({v.start(), EndOf(v)});
+    }
+    std::sort(covered_.begin(), covered_.end(),
+              [](const Range& a, const Range& b) { return a.begin < b.begin; });
+    size_t merged = 0;
+    for (const Range& r : covered_) {
+      if (merged > 0 && r.begin <= covered_[merged - 1].end)
+        covered_[merged - 1].end = std::max(covered_[merged - 1].end, r.end);
+      else
+        covered_[merged++] = r;
+    }
+    covered_.resize(merged);
+    covered_.shrink_to_fit();
+  }
+  auto after = std::upper_bound(covered_.begin(), covered_.end(), addr,
+                                [](uint64_t a, const Range& r) { return a < r.begin; });
+  if (after != covered_.begin() && addr < (after - 1)->end) {
+    last_range_ = *(after - 1);
+    last_range_covered_ = true;
+    return true;
+  }
+  // The gap between the ranges around `addr` holds no version.
+  last_range_ = {after == covered_.begin() ? 0 : (after - 1)->end,
+                 after == covered_.end() ? UINT64_MAX : after->begin};
+  last_range_covered_ = false;
+  return false;
+}
+
+const CodeVersion* ObjectCode::VersionAt(uint64_t addr) const {
+  if (addr - lone_range_.begin < lone_range_.end - lone_range_.begin) return lone_version_;
+  const CodeVersion* v = index_.Lookup(addr);
+  if (v != nullptr && !index_.Overlapped(*v)) {
+    lone_version_ = v;
+    lone_range_ = {v->start(), EndOf(*v)};
+  }
+  return v;
 }
 
 void ObjectCode::NoteFunction(const FunctionKey& function) {
@@ -108,41 +186,36 @@ void ObjectCode::NoteFunction(const FunctionKey& function) {
 }
 
 void ObjectCode::NoteCost(const FunctionKey& function, uint64_t addr) {
-  if (addr < index_min_ || addr >= index_max_ || !IsAbsolute(function.object)) return;
-  if (const CodeVersion* v = index_.Lookup(addr)) object_code_.try_emplace(v, function);
+  if (addr < index_min_ || addr >= index_max_ || !IsAbsolute(function.object) || !Covered(addr))
+    return;
+  if (const CodeVersion* v = VersionAt(addr)) object_code_.try_emplace(v, function);
 }
 
 bool ObjectCode::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {
   if (owner) *owner = nullptr;
-  if (!object_code_.empty()) {
-    if (const CodeVersion* v = index_.Lookup(addr)) {
+  if (!object_code_.empty() && Covered(addr)) {
+    if (const CodeVersion* v = VersionAt(addr)) {
       if (auto it = object_code_.find(v); it != object_code_.end()) {
         if (owner) *owner = &it->second;
         return true;
       }
     }
   }
-  for (uint32_t object : absolute_objects_) {
-    std::optional<bool> own = extents_->Contains(names_->Text(object), addr);
-    if (own && *own) return true;
-  }
+  for (const Absolute& a : absolute_objects_)
+    if (Owns(a.object, a.extent, addr)) return true;
   return false;
 }
 
 bool ObjectCode::IsJitAddress(uint32_t object, uint64_t addr) const {
   if (addr < index_min_ || addr >= index_max_) return false;
-  std::string_view ob = names_->Text(object);
-  if (extents_ && !IsUnknownObject(ob)) {
-    std::optional<bool> own = extents_->Contains(ob, addr);
-    if (own && *own) return false;
-  }
-  return index_.Lookup(addr) != nullptr && !IsObjectCode(addr);
+  if (Owns(object, ExtentOf(object), addr)) return false;
+  return Covered(addr) && !IsObjectCode(addr);
 }
 
 const FunctionKey* ObjectCode::SymbolOwner(uint64_t addr) {
-  for (uint32_t object : absolute_objects_) {
-    std::optional<bool> own = extents_->Contains(names_->Text(object), addr);
-    if (!own || !*own) continue;
+  for (const Absolute& a : absolute_objects_) {
+    if (!Owns(a.object, a.extent, addr)) continue;
+    const uint32_t object = a.object;
     std::optional<std::string> symbol = extents_->FunctionAt(names_->Text(object), addr);
     if (!symbol) return nullptr;
     uint32_t function = names_->Intern(*symbol).id;

@@ -25,7 +25,8 @@ class SymbolIndex;
 /// What the part's objects say about the index's addresses. Objects are known by their name ids
 /// in `names` and learned as the profile names them; what they taught stays for the whole run
 /// (one process's objects). Memory: per object, and per function of an object with absolute
-/// addresses (not per function of the program).
+/// addresses (not per function of the program); once asked a lot, 16 bytes per run of adjacent
+/// versions. One thread at a time, its const questions too: they keep the last answers.
 class ObjectCode {
  public:
   /// `index` is finished (its address span is taken here); `extents` may be null (no object is
@@ -83,14 +84,66 @@ class ObjectCode {
   bool NamedStubAt(uint64_t addr, Stub* stub);
 
  private:
+  using Extent = ObjectExtents::Extent;
   bool IsAbsolute(uint32_t object) const;
+  // What the extents say about `object`, asked once per object where Contains would first have
+  // been (asking may open the object's file, and warn when it is absent): kUnknown for an
+  // unknown object (`???`) or without extents.
+  const Extent& ExtentOf(uint32_t object) const {
+    if (has_last_object_ && object == last_object_) return last_extent_;
+    return AskExtent(object);
+  }
+  const Extent& AskExtent(uint32_t object) const;
+  // Whether `object`, whose extent is `extent`, contains `addr` (an unknown object: no).
+  bool Owns(uint32_t object, const Extent& extent, uint64_t addr) const {
+    if (extent.kind == Extent::kRange) return addr - extent.begin < extent.end - extent.begin;
+    return extent.kind == Extent::kAsk && AskContains(object, addr);
+  }
+  bool AskContains(uint32_t object, uint64_t addr) const;
+  // index_.Lookup(addr) != nullptr, by a binary search over the versions' merged ranges, with
+  // the last range (covered or not) kept: cost lines of a block are near each other. The tree
+  // answers until the ranges are built.
+  bool Covered(uint64_t addr) const {
+    if (addr - last_range_.begin < last_range_.end - last_range_.begin) return last_range_covered_;
+    return SearchCovered(addr);
+  }
+  bool SearchCovered(uint64_t addr) const;
+  // index_.Lookup(addr) for a covered `addr`: the last version found, when no other version
+  // overlaps it, is the answer anywhere in its range (Node's builtins have a cost line per
+  // instruction).
+  const CodeVersion* VersionAt(uint64_t addr) const;
 
   const SymbolIndex& index_;
   const ObjectExtents* extents_;
   NameTable* names_;
   uint64_t index_min_ = UINT64_MAX, index_max_ = 0;  // the index's address span
-  // Objects with absolute addresses seen so far.
-  std::vector<uint32_t> absolute_objects_;
+  // Objects with absolute addresses seen so far, and their extents.
+  struct Absolute {
+    uint32_t object = 0;
+    Extent extent;
+  };
+  std::vector<Absolute> absolute_objects_;
+  // ExtentOf's answers (small: one per object asked about), and the last one: a block's cost
+  // lines all ask about its object.
+  mutable FlatHashMap<uint32_t, Extent> extents_by_object_;
+  mutable uint32_t last_object_ = 0;
+  mutable bool has_last_object_ = false;
+  mutable Extent last_extent_;
+  // The union of the versions' [start, end), sorted and merged (an entry per run of touching or
+  // overlapping versions, 16 bytes each); and the last range Covered found an address in, a
+  // merged range or the gap between two. Sorting costs about a tree query per version, so the
+  // union is built only once the tree has been asked a quarter of the index's size: a big
+  // jitdump whose profile asks little never pays for it.
+  struct Range {
+    uint64_t begin = 0, end = 0;
+  };
+  mutable std::vector<Range> covered_;
+  mutable bool covered_built_ = false;
+  mutable size_t tree_questions_ = 0;
+  mutable Range last_range_;
+  mutable bool last_range_covered_ = false;
+  mutable const CodeVersion* lone_version_ = nullptr;  // VersionAt's: overlapped by none
+  mutable Range lone_range_;                           // its [start, end)
   // Per object name id: 0 not asked yet, 1 asked. Dense: NoteObject runs for every call line.
   std::vector<uint8_t> object_noted_;
   // Versions whose code is an object's -> the object's function that had cost lines in it. Small:

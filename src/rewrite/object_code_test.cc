@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "cg_inject/inject.h"
 #include "cg_inject/symbols.h"
@@ -140,6 +144,168 @@ TEST_F(ObjectCodeTest, NamingAnswersStayWhatTheyWereFirst) {
   EXPECT_TRUE(code.StubAt(0x109070));  // the report's answer follows what is known now
   EXPECT_TRUE(code.NamedStubAt(0x109078 - 4, &stub));
   EXPECT_EQ(names_.Text(stub.name), "free@plt");
+}
+
+// FakeExtents that gives each known object's extent at once (as the ELF catalog does) and counts
+// what it is asked.
+class CountingExtents : public FakeExtents {
+ public:
+  mutable int contains_asked = 0;
+  mutable std::map<std::string, int, std::less<>> extent_asked;
+  std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
+    ++contains_asked;
+    return FakeExtents::Contains(object, addr);
+  }
+  Extent ExtentOf(std::string_view object) const override {
+    ++extent_asked[std::string(object)];
+    auto it = objects.find(object);
+    if (it == objects.end()) return {Extent::kUnknown};
+    return {Extent::kRange, it->second.lo, it->second.hi};
+  }
+};
+
+// Issue 24: an object's extent is asked once, where its first address would have been, and
+// then answers every cost line without Contains.
+TEST_F(ObjectCodeTest, AnObjectsExtentIsAskedOnceAndOnlyWhenNeeded) {
+  CountingExtents extents;
+  extents.objects = extents_.objects;
+  ObjectCode code(index_, &extents, &names_);
+  // Outside the index's span nothing is asked (for the catalog: no file opened, no warning).
+  EXPECT_FALSE(code.IsJitAddress(Id("/lib/libc.so.6"), 0x10));
+  EXPECT_EQ(extents.extent_asked.count("/lib/libc.so.6"), 0u);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_TRUE(code.IsJitAddress(Id("/lib/libc.so.6"), 0x1000110));
+    EXPECT_FALSE(code.IsJitAddress(Id("/usr/bin/node"), 0x1000110));  // its own, at its edges:
+    EXPECT_FALSE(code.IsJitAddress(Id("/usr/bin/node"), 0x1000000));
+    EXPECT_TRUE(code.IsJitAddress(Id("/usr/bin/node"), 0x40000010));  // past its end
+    EXPECT_TRUE(code.IsJitAddress(Id("???"), 0x1000110));
+    EXPECT_FALSE(code.IsJitAddress(Id("???"), 0x1000180));  // past the version
+  }
+  code.NoteObject(Id("/usr/bin/node"));  // absolute: its extent is known already
+  EXPECT_FALSE(code.IsJitAddress(Id("/lib/libc.so.6"), 0x1000110));
+  EXPECT_TRUE(code.IsObjectCode(0x1ffffff));
+  EXPECT_FALSE(code.IsObjectCode(0x2000000));
+  EXPECT_TRUE(code.IsJitAddress(Id("???"), 0x40000010));
+  ASSERT_NE(code.SymbolOwner(0x1000120), nullptr);
+  EXPECT_EQ(code.SymbolOwner(0x40000010), nullptr);
+
+  EXPECT_EQ(extents.extent_asked["/usr/bin/node"], 1);
+  EXPECT_EQ(extents.extent_asked["/lib/libc.so.6"], 1);
+  EXPECT_EQ(extents.extent_asked.count("???"), 0u);  // never an object
+  EXPECT_EQ(extents.contains_asked, 0);
+}
+
+// The same answers from an ObjectExtents that has only Contains (the default ExtentOf): it is
+// asked per address, as before.
+TEST_F(ObjectCodeTest, ExtentsWithoutARangeAreAskedPerAddress) {
+  CountingExtents by_range;
+  by_range.objects = extents_.objects;
+  struct PerAddress : FakeExtents {
+    mutable int contains_asked = 0;
+    std::optional<bool> Contains(std::string_view object, uint64_t addr) const override {
+      ++contains_asked;
+      return FakeExtents::Contains(object, addr);
+    }
+  } per_address;
+  per_address.objects = extents_.objects;
+  ObjectCode a(index_, &by_range, &names_), b(index_, &per_address, &names_);
+  for (ObjectCode* code : {&a, &b}) code->NoteObject(Id("/usr/bin/node"));
+  for (uint64_t addr : {0x0ffffffu, 0x1000000u, 0x10000ffu, 0x1000100u, 0x100017fu, 0x1000180u,
+                        0x1ffffffu, 0x2000000u, 0x40000000u, 0x400000ffu, 0x40000100u}) {
+    for (const char* object : {"/lib/libc.so.6", "/usr/bin/node", "???", "/bin/other"}) {
+      EXPECT_EQ(a.IsJitAddress(Id(object), addr), b.IsJitAddress(Id(object), addr))
+          << object << " " << std::hex << addr;
+    }
+    EXPECT_EQ(a.IsObjectCode(addr), b.IsObjectCode(addr)) << std::hex << addr;
+  }
+  EXPECT_GT(per_address.contains_asked, 0);
+  EXPECT_EQ(by_range.contains_asked, 0);
+}
+
+// Issue 24: whether any version covers an address is answered from the versions' merged ranges
+// and the last range or gap found; it must agree with the index everywhere, whatever order the
+// addresses come in (a miss, then an address in a version past it; edges; nested, touching,
+// overlapping and empty versions).
+TEST(ObjectCodeCoverTest, TheLastRangeOrGapAnswersAsTheIndex) {
+  SymbolIndex index;
+  uint32_t source = index.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
+  const std::vector<std::pair<uint64_t, uint64_t>> versions = {
+      {0x1000, 0x100}, {0x1100, 0x80},                   // touching
+      {0x2000, 0x100}, {0x2080, 0x180},                  // overlapping
+      {0x2300, 0},                                       // empty: covers nothing
+      {0x2400, 0x10},  {0x3000, 0x100}, {0x3010, 0x10},  // nested
+      {0x5000, 1}};
+  for (auto [start, size] : versions) AddVersion(&index, source, start, size, "f");
+  index.Finish();
+  NameTable names;
+  const uint32_t unknown = names.Intern("???").id;
+
+  std::vector<uint64_t> addrs = {0x0, 0xfff, 0x5001, 0x5002, UINT64_MAX};
+  for (auto [start, size] : versions) {
+    for (uint64_t a :
+         {start - 1, start, start + 1, start + size - 1, start + size, start + size + 1})
+      addrs.push_back(a);
+  }
+  std::vector<uint64_t> ascending = addrs, descending = addrs;
+  std::sort(ascending.begin(), ascending.end());
+  std::sort(descending.rbegin(), descending.rend());
+  std::vector<uint64_t> shuffled = addrs;
+  std::mt19937 random(24);
+  std::shuffle(shuffled.begin(), shuffled.end(), random);
+  // A miss in the gap before a version, then that version's first address.
+  std::vector<uint64_t> miss_then_hit = {0x1f00, 0x2000, 0x1fff, 0x2000, 0x21ff, 0x2200,
+                                         0x23ff, 0x2400, 0x240f, 0x2410, 0x4fff, 0x5000};
+
+  int covered = 0;
+  for (const std::vector<uint64_t>* order :
+       {&ascending, &descending, &shuffled, &miss_then_hit, &shuffled, &ascending}) {
+    ObjectCode code(index, nullptr, &names);
+    for (uint64_t addr : *order) {
+      const bool expected = addr >= 0x1000 && addr < 0x5001 && index.Lookup(addr) != nullptr;
+      EXPECT_EQ(code.IsJitAddress(unknown, addr), expected) << std::hex << addr;
+      covered += expected;
+    }
+  }
+  EXPECT_GT(covered, 0);
+}
+
+// The owner of object code is the latest version's at the address: a version no other overlaps
+// answers for its whole range, and only there.
+TEST(ObjectCodeCoverTest, OwnersAreTheLatestVersionAtTheAddress) {
+  SymbolIndex index;
+  uint32_t source = index.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
+  AddVersion(&index, source, 0x1000100, 0x80, "Builtin:A");  // lone
+  AddVersion(&index, source, 0x1000180, 0x10, "Builtin:D");  // touches A, overlaps none
+  AddVersion(&index, source, 0x1000200, 0x80, "Builtin:B");
+  AddVersion(&index, source, 0x1000240, 0x80, "Builtin:C");  // over B's end, loaded later
+  index.Finish();
+  NameTable names;
+  FakeExtents extents = FakeExtents::Node(0x1000000, 0x2000000);
+  ObjectCode code(index, &extents, &names);
+  code.NoteObject(names.Intern("/usr/bin/node").id);
+  auto key = [&](std::string_view function) {
+    return FunctionKey{names.Intern("/usr/bin/node").id, names.Intern("b.cc").id,
+                       names.Intern(function).id};
+  };
+  code.NoteCost(key("fa"), 0x1000104);
+  code.NoteCost(key("fd"), 0x1000180);  // just past A
+  code.NoteCost(key("fc"), 0x1000250);
+  code.NoteCost(key("fb"), 0x100023f);  // just before C
+  code.NoteCost(key("fx"), 0x1000260);  // C has an owner already
+  const std::vector<std::pair<uint64_t, const char*>> expected = {
+      {0x1000100, "fa"}, {0x100017f, "fa"}, {0x1000180, "fd"}, {0x100018f, "fd"},
+      {0x1000190, ""},   {0x1000200, "fb"}, {0x100023f, "fb"}, {0x1000240, "fc"},
+      {0x100027f, "fc"}, {0x10002bf, "fc"}, {0x10002c0, ""},   {0x10000ff, ""}};
+  for (auto [addr, function] : expected) {
+    const FunctionKey* owner = nullptr;
+    EXPECT_TRUE(code.IsObjectCode(addr, &owner)) << std::hex << addr;
+    if (*function == '\0') {
+      EXPECT_EQ(owner, nullptr) << std::hex << addr;
+    } else {
+      ASSERT_NE(owner, nullptr) << std::hex << addr;
+      EXPECT_EQ(*owner, key(function)) << std::hex << addr;
+    }
+  }
 }
 
 }  // namespace
