@@ -31,6 +31,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <tuple>
 #include <vector>
@@ -246,8 +247,6 @@ struct Candidate {
   uint64_t addr = 0;
   uint64_t size = 0;
   std::string_view name;
-  int version_rank = 0;  // see RankName
-  size_t base_length = 0;
 };
 
 // Valgrind 3.19 picks one name per address. In `ls` and C++ test profiles with libc6-dbg
@@ -255,21 +254,23 @@ struct Candidate {
 // version suffix (getpid over __getpid, bcmp over memcmp, lseek over llseek@GLIBC_2.2.5); then a
 // default version ("memcpy@@GLIBC_2.14", as glibc's .symtab writes them) over another version
 // ("__acos_finite@GLIBC_2.15") over none; then byte order (_Exit over _exit). Binding played no
-// part.
-void RankName(Candidate* c) {
-  const std::string_view name = c->name;
-  const size_t at = name.find('@');
-  c->base_length = at == std::string_view::npos ? name.size() : at;
-  c->version_rank = at == std::string_view::npos ? 2 : name.substr(at, 2) == "@@" ? 0 : 1;
+// part. Asked only where an address has several names.
+bool Preferred(const Candidate& a, const Candidate& b) {
+  auto rank = [](const Candidate& c) {
+    const size_t at = c.name.find('@');
+    const size_t base_length = at == std::string_view::npos ? c.name.size() : at;
+    const int version = at == std::string_view::npos ? 2 : c.name.substr(at, 2) == "@@" ? 0 : 1;
+    return std::tuple(base_length, version, c.name, c.size);
+  };
+  return rank(a) < rank(b);
 }
 
-// (address, index in the candidates): what candidates are sorted by.
-using AddrIndex = std::pair<uint64_t, uint32_t>;
+bool ByAddress(const Candidate& a, const Candidate& b) { return a.addr < b.addr; }
 
 // Appends the function symbols of every section of `type` (.symtab or .dynsym), except those at
-// an address in `skip` (sorted), whose names are then never read.
+// an address of `skip` (sorted by address), whose names are then never read.
 void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>* out,
-                      const std::vector<AddrIndex>& skip = {}) {
+                      std::span<const Candidate> skip = {}) {
   const Layout& l = *elf.layout;
   const Fields f = elf.fields();
   for (const Section& s : elf.sections) {
@@ -289,10 +290,8 @@ void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>*
       const uint64_t value = f.Read(at + l.st_value, l.word);
       const uint64_t size = f.Read(at + l.st_size, l.word);
       if (shndx == 0 || value == 0 || size == 0) continue;
-      if (!skip.empty() && std::binary_search(skip.begin(), skip.end(), AddrIndex{value, 0},
-                                              [](const AddrIndex& a, const AddrIndex& b) {
-                                                return a.first < b.first;
-                                              })) {
+      if (!skip.empty() &&
+          std::binary_search(skip.begin(), skip.end(), Candidate{value, 0, {}}, ByAddress)) {
         continue;
       }
       const std::string_view name = ElfFile::StringAt(strings, f.Read(at + l.st_name, 4));
@@ -301,7 +300,6 @@ void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>*
       c.addr = value;
       c.size = size;
       c.name = name;
-      RankName(&c);
       out->push_back(c);
     }
   }
@@ -431,50 +429,36 @@ std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path, ElfFile* 
     debug = OpenDebugFile(image_path, *elf, *options, &debug_file);
     if (debug) CollectFunctions(*debug, kShtSymtab, &candidates);
   }
-  // By address first, through 16-byte (address, index) pairs: sorting the 48-byte candidates
-  // with the whole preference as comparator was most of the time spent reading /usr/bin/node's
-  // 185k function symbols (issue 24). Only the few addresses with several names need the rest.
-  std::vector<AddrIndex> by_addr;
-  auto add_sorted = [&](size_t from) {
-    const size_t old_end = by_addr.size();
-    for (size_t i = from; i < candidates.size(); ++i)
-      by_addr.emplace_back(candidates[i].addr, uint32_t(i));
-    std::sort(by_addr.begin() + old_end, by_addr.end());
-    std::inplace_merge(by_addr.begin(), by_addr.begin() + old_end, by_addr.end());
-  };
-  add_sorted(0);
+  // By address, the whole preference asked only where an address has several names: sorting
+  // with it as comparator was most of the time spent reading /usr/bin/node's 185k function
+  // symbols (issue 24).
+  std::sort(candidates.begin(), candidates.end(), ByAddress);
   // .dynsym only where no .symtab has a function. The linker writes every dynamic symbol into
   // .symtab too, under the same name or with its version appended ("memcpy@@GLIBC_2.14" for
   // .dynsym's "memcpy"): at such an address a .dynsym name would only be an alias, never the name
-  // Valgrind prints (see RankName), and reading node's 75k .dynsym names to find that out was a
+  // Valgrind prints (see Preferred), and reading node's 75k .dynsym names to find that out was a
   // fifth of the time spent reading it. Stripped objects have no .symtab: all of .dynsym counts.
+  std::vector<Candidate> dynamic;
+  CollectFunctions(*elf, kShtDynsym, &dynamic, candidates);
+  std::sort(dynamic.begin(), dynamic.end(), ByAddress);
   const size_t first_dynamic = candidates.size();
-  CollectFunctions(*elf, kShtDynsym, &candidates, by_addr);
-  add_sorted(first_dynamic);
-  auto preferred = [&](const AddrIndex& x, const AddrIndex& y) {
-    const Candidate& a = candidates[x.second];
-    const Candidate& b = candidates[y.second];
-    return std::tie(a.base_length, a.version_rank, a.name, a.size) <
-           std::tie(b.base_length, b.version_rank, b.name, b.size);
-  };
+  candidates.insert(candidates.end(), dynamic.begin(), dynamic.end());
+  std::vector<Candidate>().swap(dynamic);
+  std::inplace_merge(candidates.begin(), candidates.begin() + first_dynamic, candidates.end(),
+                     ByAddress);
   std::vector<ElfSymbol> symbols;
   symbols.reserve(candidates.size());
-  for (size_t begin = 0; begin < by_addr.size();) {
-    size_t end = begin + 1;
-    while (end < by_addr.size() && by_addr[end].first == by_addr[begin].first) ++end;
-    if (end - begin > 1) std::sort(by_addr.begin() + begin, by_addr.begin() + end, preferred);
+  for (auto begin = candidates.begin(); begin != candidates.end();) {
+    auto end = begin + 1;
+    while (end != candidates.end() && end->addr == begin->addr) ++end;
+    if (end - begin > 1) std::sort(begin, end, Preferred);
     // The same symbol in .symtab and the debug file's is one entry.
-    for (size_t i = begin; i < end; ++i) {
-      const Candidate& c = candidates[by_addr[i].second];
-      if (i > begin) {
-        const Candidate& p = candidates[by_addr[i - 1].second];
-        if (p.size == c.size && p.name == c.name) continue;
-      }
-      symbols.push_back({c.addr, c.size, c.name});
+    for (auto c = begin; c != end; ++c) {
+      if (c != begin && (c - 1)->size == c->size && (c - 1)->name == c->name) continue;
+      symbols.push_back({c->addr, c->size, c->name});
     }
     begin = end;
   }
-  std::vector<AddrIndex>().swap(by_addr);
   std::vector<Candidate>().swap(candidates);
 
   // The names stay in the maps (memory given by the caller is copied instead).
