@@ -31,12 +31,12 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <span>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "elf/elf_header.h"
+#include "util/flat_hash_map.h"
 
 namespace cg_inject {
 namespace {
@@ -268,9 +268,9 @@ bool Preferred(const Candidate& a, const Candidate& b) {
 bool ByAddress(const Candidate& a, const Candidate& b) { return a.addr < b.addr; }
 
 // Appends the function symbols of every section of `type` (.symtab or .dynsym), except those at
-// an address of `skip` (sorted by address), whose names are then never read.
+// an address in `skip`, whose names are then never read.
 void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>* out,
-                      std::span<const Candidate> skip = {}) {
+                      const FlatHashMap<uint64_t, NoValue>* skip = nullptr) {
   const Layout& l = *elf.layout;
   const Fields f = elf.fields();
   for (const Section& s : elf.sections) {
@@ -290,10 +290,7 @@ void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>*
       const uint64_t value = f.Read(at + l.st_value, l.word);
       const uint64_t size = f.Read(at + l.st_size, l.word);
       if (shndx == 0 || value == 0 || size == 0) continue;
-      if (!skip.empty() &&
-          std::binary_search(skip.begin(), skip.end(), Candidate{value, 0, {}}, ByAddress)) {
-        continue;
-      }
+      if (skip != nullptr && skip->contains(value)) continue;
       const std::string_view name = ElfFile::StringAt(strings, f.Read(at + l.st_name, 4));
       if (name.empty()) continue;
       Candidate c;
@@ -438,8 +435,13 @@ std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path, ElfFile* 
   // .dynsym's "memcpy"): at such an address a .dynsym name would only be an alias, never the name
   // Valgrind prints (see Preferred), and reading node's 75k .dynsym names to find that out was a
   // fifth of the time spent reading it. Stripped objects have no .symtab: all of .dynsym counts.
+  // A hash set: one cache miss a .dynsym entry, where a binary search of the sorted addresses
+  // missed at most of its steps.
+  FlatHashMap<uint64_t, NoValue> named;
+  for (const Candidate& c : candidates) named.try_emplace(c.addr);
   std::vector<Candidate> dynamic;
-  CollectFunctions(*elf, kShtDynsym, &dynamic, candidates);
+  CollectFunctions(*elf, kShtDynsym, &dynamic, &named);
+  named = {};
   std::sort(dynamic.begin(), dynamic.end(), ByAddress);
   const size_t first_dynamic = candidates.size();
   candidates.insert(candidates.end(), dynamic.begin(), dynamic.end());
