@@ -334,8 +334,8 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   CallgrindReaderOptions reader_options;
   reader_options.diagnostics = &reader_diagnostics;  // tolerates ids old Callgrinds never defined
   reader_options.force = options.force;              // a cut-off profile is written, with a warning
-  // With a core to spare, the injector runs beside the reader too: on two cores the reader, the
-  // injector and the writer each take about a third of a run with sources.
+  // With a core to spare, the injector runs beside the reader too: with sources it does about
+  // half of a run's work, which the reader's thread did besides its own.
   std::optional<BackgroundSink> background_injector;
   ProfileSink* head = injector ? static_cast<ProfileSink*>(injector.get()) : tail;
   if (injector && background_writer) head = &background_injector.emplace(head);
