@@ -138,15 +138,27 @@ TEST(ElfReaderTest, ReadsOwnExecutable) {
 // A few functions of libc that are not IFUNCs (dlsym would return the chosen implementation).
 const char* const kLibcFunctions[] = {"getpid", "qsort", "fork", "abort", "exit", "atexit"};
 
-TEST(ElfReaderTest, ReadsLoadedLibc) {
-  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-  if (libc == nullptr) GTEST_SKIP() << "libc.so.6 is not loaded: not a glibc system";
-  void* getpid_addr = dlsym(libc, "getpid");
-  ASSERT_NE(getpid_addr, nullptr);
-  const LoadedObject loaded = FindLoadedObject(getpid_addr);
-  ASSERT_TRUE(loaded.found);
-  ASSERT_FALSE(loaded.path.empty());
+// The libc this test runs with, as the loader placed it.
+class LoadedLibcTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    if (libc == nullptr) GTEST_SKIP() << "libc.so.6 is not loaded: not a glibc system";
+    getpid_addr = dlsym(libc, "getpid");
+    ASSERT_NE(getpid_addr, nullptr);
+    loaded = FindLoadedObject(getpid_addr);
+    ASSERT_TRUE(loaded.found);
+    ASSERT_FALSE(loaded.path.empty());
+  }
+  void TearDown() override {
+    if (libc != nullptr) dlclose(libc);
+  }
+  void* libc = nullptr;
+  void* getpid_addr = nullptr;
+  LoadedObject loaded;
+};
 
+TEST_F(LoadedLibcTest, ReadsLoadedLibc) {
   std::string why;
   std::unique_ptr<ObjectImage> image = Open(loaded.path, &why);
   ASSERT_NE(image, nullptr) << loaded.path << ": " << why;
@@ -181,18 +193,11 @@ TEST(ElfReaderTest, ReadsLoadedLibc) {
     EXPECT_EQ(s->name, "getpid");
     EXPECT_THAT(image->AliasesOf(*s), ::testing::Contains("__getpid"));
   }
-  dlclose(libc);
 }
 
-TEST(ElfReaderTest, StrippedLibcIsNamedFromDynsym) {
+TEST_F(LoadedLibcTest, StrippedLibcIsNamedFromDynsym) {
   // Debian's libc has no .symtab: without its debug file every name comes from .dynsym, which
   // the reader reads only where no .symtab names the address (here: everywhere).
-  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-  if (libc == nullptr) GTEST_SKIP() << "libc.so.6 is not loaded: not a glibc system";
-  void* getpid_addr = dlsym(libc, "getpid");
-  ASSERT_NE(getpid_addr, nullptr);
-  const LoadedObject loaded = FindLoadedObject(getpid_addr);
-  ASSERT_TRUE(loaded.found);
   ObjectCatalogOptions options;
   options.use_debug_files = false;
   std::string why;
@@ -211,18 +216,14 @@ TEST(ElfReaderTest, StrippedLibcIsNamedFromDynsym) {
     // dladdr gives one of the address's .dynsym names; the image's is the preferred one of them.
     EXPECT_EQ(image->FindSymbol(info.dli_sname), s) << info.dli_sname;
   }
-  dlclose(libc);
 }
 
-TEST(ElfReaderTest, ReadsLibcDebugFileWhenInstalled) {
-  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-  if (libc == nullptr) GTEST_SKIP() << "libc.so.6 is not loaded: not a glibc system";
+TEST_F(LoadedLibcTest, ReadsLibcDebugFileWhenInstalled) {
   // strlen is an IFUNC: dlsym runs its resolver and returns the implementation chosen for this
   // CPU (__strlen_avx2, __strlen_evex, ...), a local function that only the debug file names.
   void* impl = dlsym(libc, "strlen");
   ASSERT_NE(impl, nullptr);
-  const LoadedObject loaded = FindLoadedObject(impl);
-  ASSERT_TRUE(loaded.found);
+  ASSERT_EQ(FindLoadedObject(impl).path, loaded.path);
   ASSERT_GT(loaded.build_id.size(), 2u);
   const std::string debug_file = "/usr/lib/debug/.build-id/" + loaded.build_id.substr(0, 2) + "/" +
                                  loaded.build_id.substr(2) + ".debug";
@@ -248,7 +249,6 @@ TEST(ElfReaderTest, ReadsLibcDebugFileWhenInstalled) {
   EXPECT_EQ(plain->debug_file(), "");
   EXPECT_EQ(plain->FindSymbol(s->name), nullptr);
   EXPECT_LT(plain->symbols().size(), image->symbols().size());
-  dlclose(libc);
 }
 
 TEST(ElfReaderTest, ReadsBinTrue) {
