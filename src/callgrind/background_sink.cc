@@ -1,5 +1,7 @@
 #include "callgrind/background_sink.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -60,9 +62,12 @@ class BatchReader {
 
 }  // namespace
 
-BackgroundSink::BackgroundSink(ProfileSink* downstream) : downstream_(downstream) {
+BackgroundSink::BackgroundSink(ProfileSink* downstream, const char* thread_name)
+    : downstream_(downstream) {
   batch_.resize(kBatchBytes + 4096);
   thread_ = std::thread([this] { Run(); });
+  // Best effort: a name too long or a platform without names leaves the process's.
+  pthread_setname_np(thread_.native_handle(), thread_name);
 }
 
 BackgroundSink::~BackgroundSink() { Stop(); }

@@ -24,8 +24,9 @@ namespace cg_inject {
 
 class BackgroundSink : public ProfileSink {
  public:
-  /// Starts the thread that replays into `downstream`.
-  explicit BackgroundSink(ProfileSink* downstream);
+  /// Starts the thread that replays into `downstream`, named `thread_name` (at most 15
+  /// characters: what `top -H`, `perf report --sort comm` and gdb show for it).
+  explicit BackgroundSink(ProfileSink* downstream, const char* thread_name = "cgi-background");
   /// Stops the thread; what it has not replayed yet is dropped.
   ~BackgroundSink() override;
   BackgroundSink(const BackgroundSink&) = delete;

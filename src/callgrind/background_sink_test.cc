@@ -1,8 +1,12 @@
 #include "callgrind/background_sink.h"
 
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "callgrind/callgrind_reader.h"
@@ -186,6 +190,31 @@ TEST(BackgroundSinkTest, AbortReachesTheStagesBehindTheThread) {
   auto in = OpenMemoryInput(profile, "in.cg");
   EXPECT_THROW(ReadCallgrind(*in, injector_thread), InputError);
   EXPECT_TRUE(injector.aborted());
+}
+
+// Thread names of this process (/proc/self/task/*/comm).
+std::vector<std::string> ThreadNames() {
+  std::vector<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name)) names.push_back(name);
+  }
+  return names;
+}
+
+// The thread carries the name it was given while it runs (what perf and top -H show), and is gone
+// when the sink is.
+TEST(BackgroundSinkTest, ThreadIsNamed) {
+  if (!std::filesystem::exists("/proc/self/task")) GTEST_SKIP() << "no /proc/self/task";
+  StringSink out;
+  CallgrindWriter writer(&out, {});
+  {
+    BackgroundSink background(&writer, "cgi-test-sink");
+    EXPECT_THAT(ThreadNames(), testing::Contains("cgi-test-sink"));
+    background.Finish();
+  }
+  EXPECT_THAT(ThreadNames(), testing::Not(testing::Contains("cgi-test-sink")));
 }
 
 }  // namespace

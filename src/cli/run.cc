@@ -316,7 +316,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   ProfileSink* tail = p.callgraph.empty() ? static_cast<ProfileSink*>(&writer) : &tee;
   // With a core to spare, formatting and writing run beside reading and rewriting.
   std::optional<BackgroundSink> background;
-  if (background_writer) tail = &background.emplace(tail);
+  if (background_writer) tail = &background.emplace(tail, "cgi-write");
 
   // ELF images of the JIT code: their names go into ob=, the files are written with the output.
   JitImagePlan images = PlanImagesForOutput(options, p.output, index);
@@ -338,7 +338,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   // half of a run's work, which the reader's thread did besides its own.
   std::optional<BackgroundSink> background_injector;
   ProfileSink* head = injector ? static_cast<ProfileSink*>(injector.get()) : tail;
-  if (injector && background_writer) head = &background_injector.emplace(head);
+  if (injector && background_writer) head = &background_injector.emplace(head, "cgi-rewrite");
   try {
     ReadCallgrind(*source, *head, reader_options);
     if (background_injector) background_injector->Finish();
