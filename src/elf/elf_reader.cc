@@ -21,14 +21,10 @@
 // tool.
 #include "elf/elf_reader.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -36,6 +32,7 @@
 #include <vector>
 
 #include "elf/elf_header.h"
+#include "elf/object_file_map.h"
 #include "util/flat_hash_map.h"
 
 namespace cg_inject {
@@ -51,57 +48,6 @@ constexpr uint8_t kSttFunc = 2;
 constexpr uint8_t kSttGnuIfunc = 10;
 constexpr uint32_t kNtGnuBuildId = 3;
 constexpr uint16_t kTypeDyn = 3;
-
-// A read-only map of a whole regular file. Opening never blocks: O_NONBLOCK keeps open() of a
-// FIFO from waiting for a writer (issue 22 item 8), and only regular files are mapped.
-class MappedFile {
- public:
-  MappedFile() = default;
-  ~MappedFile() { Release(); }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  // Returns "" or why the file cannot be read.
-  std::string Open(const std::string& path) {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return strerror(errno);
-    struct stat st;
-    std::string reason;
-    if (fstat(fd, &st) != 0) {
-      reason = strerror(errno);
-    } else if (!S_ISREG(st.st_mode)) {
-      reason = "not a regular file";
-    } else if (st.st_size > 0) {
-      void* data = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (data == MAP_FAILED) {
-        reason = strerror(errno);
-      } else {
-        data_ = static_cast<const char*>(data);
-        size_ = static_cast<size_t>(st.st_size);
-      }
-    }
-    close(fd);
-    return reason;
-  }
-
-  std::string_view bytes() const { return {data_, size_}; }
-
-  // Takes the pages read so far out of the resident set. The map stays valid: a page read again
-  // comes back from the file (a private map that was never written to has nothing of its own).
-  void DropPages() const {
-    if (data_ != nullptr) madvise(const_cast<char*>(data_), size_, MADV_DONTNEED);
-  }
-
- private:
-  void Release() {
-    if (data_ != nullptr) munmap(const_cast<char*>(data_), size_);
-    data_ = nullptr;
-    size_ = 0;
-  }
-
-  const char* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 // Little-endian fields of a mapped file; callers check bounds with Fits() first.
 class Fields {
@@ -173,7 +119,7 @@ struct Section {
 // One checked ELF file: its bytes (a map of the file, or memory given by the caller), header
 // facts and section headers.
 struct ElfFile {
-  std::shared_ptr<MappedFile> map;  // null for memory given by the caller
+  std::shared_ptr<ObjectFileMap> map;  // null for memory given by the caller
   std::string_view bytes;
   ElfHeaderFacts facts;
   const Layout* layout = nullptr;
@@ -235,7 +181,7 @@ std::string ParseElf(std::string_view bytes, ElfFile* elf) {
 
 // Maps `path` and parses it (ParseElf).
 std::string OpenElf(const std::string& path, ElfFile* elf) {
-  elf->map = std::make_shared<MappedFile>();
+  elf->map = std::make_shared<ObjectFileMap>();
   std::string reason = elf->map->Open(path);
   if (!reason.empty()) return reason;
   return ParseElf(elf->map->bytes(), elf);
@@ -466,11 +412,10 @@ std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path, ElfFile* 
   // The names stay in the maps (memory given by the caller is copied instead).
   std::shared_ptr<const void> names;
   if (elf->map) {
-    names =
-        debug
-            ? std::make_shared<std::pair<std::shared_ptr<MappedFile>, std::shared_ptr<MappedFile>>>(
-                  elf->map, debug->map)
-            : std::shared_ptr<const void>(elf->map);
+    names = debug ? std::make_shared<
+                        std::pair<std::shared_ptr<ObjectFileMap>, std::shared_ptr<ObjectFileMap>>>(
+                        elf->map, debug->map)
+                  : std::shared_ptr<const void>(elf->map);
   }
   auto image =
       std::make_unique<ObjectImage>(image_path, elf->facts.type == kTypeDyn, std::move(segments),

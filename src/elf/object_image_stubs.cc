@@ -4,17 +4,13 @@
 // name does not depend on the order of the slots or on which linker laid them out.
 #include "elf/object_image_stubs.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
 
 #include "elf/elf_header.h"
+#include "elf/object_file_map.h"
 
 namespace cg_inject {
 namespace {
@@ -239,20 +235,9 @@ ObjectStubs ReadObjectStubs(std::string_view bytes) {
 }
 
 ObjectStubs ReadObjectStubsFile(const std::string& path) {
-  ObjectStubs stubs;
-  // O_NONBLOCK: open() of a FIFO would otherwise wait for a writer; only regular files are read.
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return stubs;
-  struct stat st {};
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    void* map = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map != MAP_FAILED) {
-      stubs = ReadObjectStubs(std::string_view(static_cast<const char*>(map), size_t(st.st_size)));
-      munmap(map, size_t(st.st_size));
-    }
-  }
-  close(fd);
-  return stubs;
+  ObjectFileMap map;
+  if (!map.Open(path).empty()) return {};
+  return ReadObjectStubs(map.bytes());
 }
 
 }  // namespace cg_inject
