@@ -116,6 +116,7 @@ void BackgroundSink::OnFunction(const FunctionContext& function) {
   PutValue(function.object);
   PutValue(function.file);
   PutValue(function.function);
+  PutValue(function.id);
   PutText(function.raw);
   HandWhenFull();
 }
@@ -136,7 +137,7 @@ void BackgroundSink::OnCost(const CostRecord& cost) {
 
 void BackgroundSink::OnCall(const CallRecord& call) {
   char* at = Claim(sizeof(Tag) + sizeof(uint64_t) + 3 * sizeof(Position) + 4 * sizeof(Name) +
-                   2 * sizeof(uint32_t) + call.inclusive.size_bytes() + call.raw.size());
+                   3 * sizeof(uint32_t) + call.inclusive.size_bytes() + call.raw.size());
   at = Store(at, Tag::kCall);
   at = Store(at, call.count);
   at = Store(at, call.target);
@@ -145,6 +146,7 @@ void BackgroundSink::OnCall(const CallRecord& call) {
   at = Store(at, call.target_object);
   at = Store(at, call.target_file);
   at = Store(at, call.target_function);
+  at = Store(at, call.target_id);
   at = Store(at, uint32_t(call.inclusive.size()));
   at = Store(at, call.inclusive.data(), call.inclusive.size_bytes());
   at = StoreText(at, call.raw);
@@ -288,6 +290,7 @@ void BackgroundSink::Replay(const std::string& batch) {
         function.object = in.Get<Name>();
         function.file = in.Get<Name>();
         function.function = in.Get<Name>();
+        function.id = in.Get<uint32_t>();
         function.raw = in.GetText();
         downstream_->OnFunction(function);
         break;
@@ -311,6 +314,7 @@ void BackgroundSink::Replay(const std::string& batch) {
         call.target_object = in.Get<Name>();
         call.target_file = in.Get<Name>();
         call.target_function = in.Get<Name>();
+        call.target_id = in.Get<uint32_t>();
         call.inclusive = in.GetCosts(&costs);
         call.raw = in.GetText();
         call.raw_base = in.Get<Position>();
