@@ -70,7 +70,50 @@ BackgroundSink::BackgroundSink(ProfileSink* downstream, const char* thread_name)
   pthread_setname_np(thread_.native_handle(), thread_name);
 }
 
-BackgroundSink::~BackgroundSink() { Stop(); }
+BackgroundSink::BackgroundSink(ProfileSink* downstream, DrainedByCaller)
+    : downstream_(downstream) {
+  batch_.resize(kBatchBytes + 4096);
+}
+
+BackgroundSink::~BackgroundSink() {
+  // A thread waiting for the later sink to be drained would never be joined.
+  if (drained_ != nullptr) drained_->Abandon();
+  Stop();
+}
+
+void BackgroundSink::DrainWhileWaiting(BackgroundSink* later) {
+  drained_ = later;
+  later->drainer_ = this;
+}
+
+void BackgroundSink::Poke() {
+  {
+    std::lock_guard lock(mutex_);
+    poked_ = true;
+  }
+  changed_.notify_all();
+}
+
+template <typename Ready>
+void BackgroundSink::WaitUntil(std::unique_lock<std::mutex>& lock, Ready ready) {
+  for (;;) {
+    changed_.wait(lock, [&] { return ready() || poked_; });
+    if (ready()) return;
+    // The later sink has batches and this thread's own may wait for them to be replayed.
+    poked_ = false;
+    lock.unlock();
+    drained_->Drain();
+    lock.lock();
+  }
+}
+
+void BackgroundSink::Drain() {
+  std::unique_lock lock(mutex_);
+  while (!full_.empty() && !stop_) {
+    if (std::exception_ptr error = ReplayNext(lock)) std::rethrow_exception(error);
+  }
+  if (error_) std::rethrow_exception(error_);
+}
 
 void BackgroundSink::GrowBatch(size_t size) {
   batch_.resize(std::max(batch_.size() * 2, used_ + size));
@@ -176,6 +219,7 @@ void BackgroundSink::OnPartEnd() {
 }
 
 void BackgroundSink::OnAbort() {
+  if (drained_ != nullptr) drained_->Abandon();
   Stop();
   // Stages after the downstream may run threads of their own that still hold the producer's
   // names (a reader -> BackgroundSink -> injector -> BackgroundSink -> writer chain): with this
@@ -184,6 +228,11 @@ void BackgroundSink::OnAbort() {
 }
 
 void BackgroundSink::Finish() {
+  if (!thread_.joinable() && !stop_) {  // DrainedByCaller: its producer is done
+    Drain();
+    Hand(true);
+    Drain();
+  }
   WaitIdle();
   Stop();
 }
@@ -191,7 +240,7 @@ void BackgroundSink::Finish() {
 void BackgroundSink::Hand(bool force) {
   if (used_ < kBatchBytes && !(force && used_ != 0)) return;
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return full_.size() < kMaxQueued || error_ || stop_; });
+  WaitUntil(lock, [&] { return full_.size() < kMaxQueued || error_ || stop_; });
   if (error_) std::rethrow_exception(error_);
   if (stop_) {  // abandoned: nothing more is written
     used_ = 0;
@@ -208,16 +257,21 @@ void BackgroundSink::Hand(bool force) {
   batch_.resize(std::max(batch_.capacity(), kBatchBytes + 4096));
   used_ = 0;
   changed_.notify_all();
+  lock.unlock();
+  if (drainer_ != nullptr) drainer_->Poke();
+  // Between its own batches, the producer replays the later sink's that are ready: they wait
+  // less for a full queue.
+  if (drained_ != nullptr) drained_->Drain();
 }
 
 void BackgroundSink::WaitIdle() {
   Hand(true);
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return (full_.empty() && !busy_) || error_ || stop_; });
+  WaitUntil(lock, [&] { return (full_.empty() && !busy_) || error_ || stop_; });
   if (error_) std::rethrow_exception(error_);
 }
 
-void BackgroundSink::Stop() {
+void BackgroundSink::Abandon() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
@@ -225,6 +279,10 @@ void BackgroundSink::Stop() {
     full_.clear();
   }
   changed_.notify_all();
+}
+
+void BackgroundSink::Stop() {
+  Abandon();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -233,27 +291,30 @@ void BackgroundSink::Run() {
   for (;;) {
     changed_.wait(lock, [&] { return !full_.empty() || stop_; });
     if (stop_) return;
-    std::string batch = std::move(full_.front());
-    full_.pop_front();
-    busy_ = true;
-    lock.unlock();
-    std::exception_ptr error;
-    try {
-      Replay(batch);
-    } catch (...) {
-      error = std::current_exception();
-    }
-    lock.lock();
-    busy_ = false;
-    free_.push_back(std::move(batch));
-    if (error) {
-      error_ = error;
-      full_.clear();
-      changed_.notify_all();
-      return;
-    }
-    changed_.notify_all();
+    if (ReplayNext(lock)) return;
   }
+}
+
+std::exception_ptr BackgroundSink::ReplayNext(std::unique_lock<std::mutex>& lock) {
+  std::string batch = std::move(full_.front());
+  full_.pop_front();
+  busy_ = true;
+  lock.unlock();
+  std::exception_ptr error;
+  try {
+    Replay(batch);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  lock.lock();
+  busy_ = false;
+  free_.push_back(std::move(batch));
+  if (error) {
+    error_ = error;
+    full_.clear();
+  }
+  changed_.notify_all();
+  return error;
 }
 
 void BackgroundSink::Replay(const std::string& batch) {

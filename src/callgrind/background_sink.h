@@ -1,6 +1,12 @@
 // Runs a ProfileSink (the writer; with symbol sources the injector too) on a thread of its own, so
 // that reading, rewriting and writing overlap on several cores.
 //
+// Or on the producer's thread of an earlier stage (DrainedByCaller, DrainWhileWaiting): with
+// sources the reader's thread also writes, replaying the injector's batches whenever it would
+// wait for the injector's thread and after each batch it hands it. Two threads then share two
+// cores; three (reader, injector, writer) left a quarter of them idle in context switches and
+// hand-over waits.
+//
 // Records are copied into batches that the thread replays in order: positions, costs and input
 // text are copied (the producer reuses their storage after each callback), names are not (a
 // Name's text lives as long as its reader, see profile.h). So that no name outlives its reader,
@@ -27,6 +33,10 @@ class BackgroundSink : public ProfileSink {
   /// Starts the thread that replays into `downstream`, named `thread_name` (at most 15
   /// characters: what `top -H`, `perf report --sort comm` and gdb show for it).
   explicit BackgroundSink(ProfileSink* downstream, const char* thread_name = "cgi-background");
+  /// No thread: the batches are replayed by Drain, called by the thread of an earlier stage
+  /// (see DrainWhileWaiting) or by Finish.
+  struct DrainedByCaller {};
+  BackgroundSink(ProfileSink* downstream, DrainedByCaller);
   /// Stops the thread; what it has not replayed yet is dropped.
   ~BackgroundSink() override;
   BackgroundSink(const BackgroundSink&) = delete;
@@ -48,7 +58,16 @@ class BackgroundSink : public ProfileSink {
   void OnAbort() override;
 
   /// Waits until every record is replayed and stops the thread; rethrows the downstream's error.
+  /// A DrainedByCaller sink replays what is left itself (its producer must be done).
   void Finish();
+
+  /// DrainedByCaller: replays the batches handed so far on the calling thread; rethrows the
+  /// downstream's error.
+  void Drain();
+  /// This sink's producer drains `later` (a DrainedByCaller sink further down the chain, fed by
+  /// this sink's thread): after each batch it hands over and whenever it waits for this sink's
+  /// thread, which may itself be waiting for `later` to be drained. `later` must outlive this.
+  void DrainWhileWaiting(BackgroundSink* later);
 
  private:
   // Inline, into a batch already sized: a std::string append per field (7 per cost line)
@@ -97,8 +116,17 @@ class BackgroundSink : public ProfileSink {
   static constexpr size_t kBatchBytes = size_t{256} << 10;
   /// Hands the current batch and waits until the thread is idle; rethrows its error.
   void WaitIdle();
+  /// Waits on changed_ until `ready`, draining `drained_` whenever it was poked meanwhile.
+  template <typename Ready>
+  void WaitUntil(std::unique_lock<std::mutex>& lock, Ready ready);
+  /// Wakes a producer waiting in WaitUntil to drain its `drained_` (called by that sink).
+  void Poke();
+  /// Drops what is queued and lets a waiting producer go (the output is abandoned).
+  void Abandon();
   void Stop();
   void Run();
+  /// Replays full_.front() (lock held on entry and exit); its error, if any.
+  std::exception_ptr ReplayNext(std::unique_lock<std::mutex>& lock);
   void Replay(const std::string& batch);
 
   ProfileSink* downstream_;
@@ -114,6 +142,11 @@ class BackgroundSink : public ProfileSink {
   std::atomic<bool> abandoned_{false};  // stop_, read by the thread between records
   std::exception_ptr error_;            // the downstream's, thrown on the thread
   std::thread thread_;
+  // DrainWhileWaiting: the later sink this one's producer drains, and whether it has batches
+  // since (poked_, under mutex_). DrainedByCaller: the sink whose producer drains this one.
+  BackgroundSink* drained_ = nullptr;
+  bool poked_ = false;
+  BackgroundSink* drainer_ = nullptr;
 
   // Owned by the thread: the event names of the current part's layout (the downstream may keep
   // views of them for the part).

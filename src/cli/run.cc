@@ -314,9 +314,12 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   ProfileSummary callgraph;
   TeeSink tee(&writer, &callgraph);
   ProfileSink* tail = p.callgraph.empty() ? static_cast<ProfileSink*>(&writer) : &tee;
-  // With a core to spare, formatting and writing run beside reading and rewriting.
+  // With a core to spare, formatting and writing run beside reading and rewriting: on a thread
+  // of their own without sources, on the reader's with them (the injector has its own, below).
   std::optional<BackgroundSink> background;
-  if (background_writer) tail = &background.emplace(tail, "cgi-write");
+  if (background_writer && no_sources) tail = &background.emplace(tail, "cgi-write");
+  if (background_writer && !no_sources)
+    tail = &background.emplace(tail, BackgroundSink::DrainedByCaller{});
 
   // ELF images of the JIT code: their names go into ob=, the files are written with the output.
   JitImagePlan images = PlanImagesForOutput(options, p.output, index);
@@ -338,7 +341,10 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   // half of a run's work, which the reader's thread did besides its own.
   std::optional<BackgroundSink> background_injector;
   ProfileSink* head = injector ? static_cast<ProfileSink*>(injector.get()) : tail;
-  if (injector && background_writer) head = &background_injector.emplace(head, "cgi-rewrite");
+  if (injector && background_writer) {
+    head = &background_injector.emplace(head, "cgi-rewrite");
+    background_injector->DrainWhileWaiting(&*background);
+  }
   try {
     ReadCallgrind(*source, *head, reader_options);
     if (background_injector) background_injector->Finish();
