@@ -61,10 +61,6 @@ struct FunctionContext {
   Name file;               // fl=
   Name function;           // fn=
   std::string_view raw{};  // input text through the fn= line (see above)
-  // The producer's number for this (object, file, function) within the part: dense from 1, the
-  // same on every block and call of that function, 0 when the producer gives none. Lets a sink
-  // keep per-function state in an array instead of looking three names up per record.
-  uint32_t id = 0;
 };
 
 /// The layout of a part's body, delivered before its first body record.
@@ -89,7 +85,6 @@ struct CallRecord {
   Position source;   // call-site position in the current function
   Name source_file;  // current fi=/fe= file of the call site
   Name target_object, target_file, target_function;  // resolved cob/cfi(cfl)/cfn
-  uint32_t target_id = 0;  // the target's FunctionContext::id, 0 when the producer gives none
   std::span<const uint64_t> inclusive;
   std::string_view raw{};  // input text through the line after calls=
   Position raw_base{};     // the position relative subpositions in `raw` are based on

@@ -70,8 +70,7 @@ BackgroundSink::BackgroundSink(ProfileSink* downstream, const char* thread_name)
   pthread_setname_np(thread_.native_handle(), thread_name);
 }
 
-BackgroundSink::BackgroundSink(ProfileSink* downstream, DrainedByCaller)
-    : downstream_(downstream) {
+BackgroundSink::BackgroundSink(ProfileSink* downstream, DrainedByCaller) : downstream_(downstream) {
   batch_.resize(kBatchBytes + 4096);
 }
 
@@ -159,7 +158,6 @@ void BackgroundSink::OnFunction(const FunctionContext& function) {
   PutValue(function.object);
   PutValue(function.file);
   PutValue(function.function);
-  PutValue(function.id);
   PutText(function.raw);
   HandWhenFull();
 }
@@ -180,7 +178,7 @@ void BackgroundSink::OnCost(const CostRecord& cost) {
 
 void BackgroundSink::OnCall(const CallRecord& call) {
   char* at = Claim(sizeof(Tag) + sizeof(uint64_t) + 3 * sizeof(Position) + 4 * sizeof(Name) +
-                   3 * sizeof(uint32_t) + call.inclusive.size_bytes() + call.raw.size());
+                   2 * sizeof(uint32_t) + call.inclusive.size_bytes() + call.raw.size());
   at = Store(at, Tag::kCall);
   at = Store(at, call.count);
   at = Store(at, call.target);
@@ -189,7 +187,6 @@ void BackgroundSink::OnCall(const CallRecord& call) {
   at = Store(at, call.target_object);
   at = Store(at, call.target_file);
   at = Store(at, call.target_function);
-  at = Store(at, call.target_id);
   at = Store(at, uint32_t(call.inclusive.size()));
   at = Store(at, call.inclusive.data(), call.inclusive.size_bytes());
   at = StoreText(at, call.raw);
@@ -351,7 +348,6 @@ void BackgroundSink::Replay(const std::string& batch) {
         function.object = in.Get<Name>();
         function.file = in.Get<Name>();
         function.function = in.Get<Name>();
-        function.id = in.Get<uint32_t>();
         function.raw = in.GetText();
         downstream_->OnFunction(function);
         break;
@@ -375,7 +371,6 @@ void BackgroundSink::Replay(const std::string& batch) {
         call.target_object = in.Get<Name>();
         call.target_file = in.Get<Name>();
         call.target_function = in.Get<Name>();
-        call.target_id = in.Get<uint32_t>();
         call.inclusive = in.GetCosts(&costs);
         call.raw = in.GetText();
         call.raw_base = in.Get<Position>();

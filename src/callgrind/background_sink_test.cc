@@ -76,31 +76,6 @@ TEST(BackgroundSinkTest, WritesWhatTheWriterWritesDirectly) {
   EXPECT_EQ(WriteInBackground(kProfile), direct);
 }
 
-/// The function numbers records carry, which the writer does not look at.
-struct NumberRecorder : ProfileSink {
-  std::vector<uint32_t> numbers;  // blocks' and call targets', in order
-  void OnPartBegin(int) override {}
-  void OnHeader(std::string_view, std::string_view) override {}
-  void OnLayout(const PartLayout&) override {}
-  void OnFunction(const FunctionContext& f) override { numbers.push_back(f.id); }
-  void OnCost(const CostRecord&) override {}
-  void OnCall(const CallRecord& c) override { numbers.push_back(c.target_id); }
-  void OnJump(const JumpRecord&) override {}
-  void OnPartEnd() override {}
-};
-
-TEST(BackgroundSinkTest, FunctionNumbersCrossTheThread) {
-  NumberRecorder direct, behind;
-  ReadCallgrind(*OpenMemoryInput(kProfile, "in.cg"), direct);
-  {
-    BackgroundSink background(&behind);
-    ReadCallgrind(*OpenMemoryInput(kProfile, "in.cg"), background);
-    background.Finish();
-  }
-  EXPECT_EQ(direct.numbers, (std::vector<uint32_t>{1, 2, 2, 1}));
-  EXPECT_EQ(behind.numbers, direct.numbers);
-}
-
 // Enough records for many batches: order and content survive the hand-overs.
 TEST(BackgroundSinkTest, ManyBatchesKeepTheirOrder) {
   std::string text =

@@ -817,8 +817,8 @@ void Reader::HandleKeyLine(Key key, std::string_view line, std::string_view valu
       has_function_ = true;
       has_call_object_ = has_call_file_ = has_call_function_ = false;
       has_jump_file_ = has_jump_function_ = false;
-      sink_.OnFunction(FunctionContext{object_, file_, function_, lines_.Span(),
-                                       totals_.Function(object_.id, file_.id, function_.id)});
+      totals_.Function(object_.id, file_.id, function_.id);
+      sink_.OnFunction(FunctionContext{object_, file_, function_, lines_.Span()});
       lines_.MarkSpan();
       return;
     case Key::kCob:
@@ -1001,7 +1001,6 @@ void Reader::HandleCalls(std::string_view line, std::string_view value) {
   call.target_object = has_call_object_ ? call_object_ : object_;
   call.target_file = has_call_file_ ? call_file_ : source_file_;
   call.target_function = call_function_;
-  call.target_id = totals_.Id(call.target_object.id, call.target_file.id, call.target_function.id);
   ReadFollowingLine("calls=", &call.source, true);
   call.source_file = source_file_;
   call.inclusive = costs_;

@@ -393,44 +393,6 @@ TEST(CallgrindReaderTest, CallTargetsDefaultToCurrentObjectAndSourceFile) {
             "call 1 -> o1|inl.h|g @3 from 4 [inl.h] 2\nend\n");
 }
 
-/// Function numbers as the records carry them: "fn N" per block, "call N" per call target.
-class NumberSink : public ProfileSink {
- public:
-  std::string text;
-  void OnPartBegin(int) override { text += "part\n"; }
-  void OnHeader(std::string_view, std::string_view) override {}
-  void OnLayout(const PartLayout&) override {}
-  void OnFunction(const FunctionContext& f) override {
-    text += "fn " + std::to_string(f.id) + " " + std::string(f.function.text) + "\n";
-  }
-  void OnCost(const CostRecord&) override {}
-  void OnCall(const CallRecord& c) override {
-    text +=
-        "call " + std::to_string(c.target_id) + " " + std::string(c.target_function.text) + "\n";
-  }
-  void OnJump(const JumpRecord&) override {}
-  void OnPartEnd() override {}
-};
-
-// One number per (object, file, function) of a part, shared by its blocks and the calls into
-// it; a name in another object or file is another function; each part numbers afresh.
-TEST(CallgrindReaderTest, FunctionsAreNumberedPerPart) {
-  auto in = OpenMemoryInput(
-      "# callgrind format\nevents: Ir\n"
-      "ob=o1\nfl=a.c\nfn=f\n1 1\ncfn=g\ncalls=1 3\n4 9\n"
-      "cob=o2\ncfn=g\ncalls=1 3\n4 9\n"
-      "fn=g\n3 9\n"
-      "fl=b.c\nfn=g\n3 1\n"
-      "fl=a.c\nfn=f\n2 1\n"
-      "part: 2\nevents: Ir\nob=o1\nfl=a.c\nfn=g\n1 1\ncfn=f\ncalls=1 3\n4 9\n",
-      "t.cg");
-  NumberSink sink;
-  ReadCallgrind(*in, sink);
-  EXPECT_EQ(sink.text,
-            "part\nfn 1 f\ncall 2 g\ncall 3 g\nfn 2 g\nfn 4 g\nfn 1 f\n"
-            "part\nfn 1 g\ncall 2 f\n");
-}
-
 TEST(CallgrindReaderTest, RelativeTargetsDoNotMoveTheBase) {
   // The call target and jump target are relative to the last position line; the line after
   // calls= and jump= is itself a position line.

@@ -16,30 +16,27 @@ void PartTotals::Reset(size_t events) {
   current_ = SIZE_MAX;
 }
 
-uint32_t PartTotals::Slot(uint32_t object, uint32_t file, uint32_t function) {
+void PartTotals::Function(uint32_t object, uint32_t file, uint32_t function) {
   if (function >= slot_by_function_.size()) slot_by_function_.resize(size_t{function} + 1);
   uint32_t& by_name = slot_by_function_[function];
+  uint32_t slot;
   if (by_name == 0) {
-    uint32_t slot = static_cast<uint32_t>(slot_owner_.size());
+    slot = static_cast<uint32_t>(slot_owner_.size());
     by_name = slot + 1;
     slot_owner_.emplace_back(object, file);
     inclusive_.resize(inclusive_.size() + events_, 0);
-    return slot;
+  } else if (slot_owner_[by_name - 1] == std::pair(object, file)) {
+    slot = by_name - 1;
+  } else {
+    auto [other, inserted] = other_slots_.try_emplace(Key{object, file, function});
+    if (inserted) {
+      *other = static_cast<uint32_t>(slot_owner_.size());
+      slot_owner_.emplace_back(object, file);
+      inclusive_.resize(inclusive_.size() + events_, 0);
+    }
+    slot = *other;
   }
-  if (slot_owner_[by_name - 1] == std::pair(object, file)) return by_name - 1;
-  auto [other, inserted] = other_slots_.try_emplace(Key{object, file, function});
-  if (inserted) {
-    *other = static_cast<uint32_t>(slot_owner_.size());
-    slot_owner_.emplace_back(object, file);
-    inclusive_.resize(inclusive_.size() + events_, 0);
-  }
-  return *other;
-}
-
-uint32_t PartTotals::Function(uint32_t object, uint32_t file, uint32_t function) {
-  uint32_t slot = Slot(object, file, function);
   current_ = size_t{slot} * events_;
-  return slot + 1;
 }
 
 bool PartTotals::AddCost(std::span<const uint64_t> costs, size_t* event, bool* inclusive) {

@@ -24,14 +24,8 @@ namespace cg_inject {
 class PartTotals {
  public:
   void Reset(size_t events);
-  /// Makes (object, file, function) the function later costs and calls add to. Returns its
-  /// number in the part (FunctionContext::id): dense from 1, in the order of first sight.
-  uint32_t Function(uint32_t object, uint32_t file, uint32_t function);
-  /// The number of (object, file, function), as Function gives it, without making it current: a
-  /// call target's.
-  uint32_t Id(uint32_t object, uint32_t file, uint32_t function) {
-    return Slot(object, file, function) + 1;
-  }
+  /// Makes (object, file, function) the function later costs and calls add to.
+  void Function(uint32_t object, uint32_t file, uint32_t function);
   /// Adds a cost line. Returns false (sums unchanged past the failing event) when a sum would
   /// pass 2^64; *event is then the event index, *inclusive whether it was the function's sum.
   bool AddCost(std::span<const uint64_t> costs, size_t* event, bool* inclusive);
@@ -52,8 +46,6 @@ class PartTotals {
       return size_t(h ^ (h >> 31));
     }
   };
-  /// The function's slot, made when new.
-  uint32_t Slot(uint32_t object, uint32_t file, uint32_t function);
   size_t events_ = 0;
   std::vector<uint64_t> sums_;
   // Inclusive sums live in one flat vector (events_ values per function), not one vector per

@@ -163,13 +163,12 @@ void Injector::Impl::EmitPassHeader() {
   in_acc_.current()->out_defined = true;
 }
 
-FunctionMemo* Injector::Impl::Memo(uint32_t id, const Name& object, const Name& file,
-                                   const Name& function) {
-  FunctionMemo* memo = memos_.Find(id);
-  if (memo == nullptr || memo->known) return memo;
-  memo->known = true;
+FunctionMemo& Injector::Impl::Memo(const Name& object, const Name& file, const Name& function) {
+  bool added = false;
+  FunctionMemo& memo = memos_.Find(object.id, file.id, function.id, &added);
+  if (!added) return memo;
   const FunctionKey key{names_.Map(object).id, names_.Map(file).id, names_.Map(function).id};
-  memo->key = key;
+  memo.key = key;
   // One parse and one index query per function, for what StubKey and IsJitTarget would ask on
   // every line: only an address name can be either; a covered one is never a stub, and an
   // uncovered one never a JIT target.
@@ -177,43 +176,33 @@ FunctionMemo* Injector::Impl::Memo(uint32_t id, const Name& object, const Name& 
   const bool address =
       in_.JitLooking(key.function) && ParseJitFunctionName(names_.Text(key.function), &jit);
   const bool covered = address && index_.Lookup(jit.addr) != nullptr;
-  memo->may_jit_target = covered;
-  memo->may_be_stub =
+  memo.may_jit_target = covered;
+  memo.may_be_stub =
       address && !covered && (key.object == unknown_name_ || in_.UnknownObject(key.object));
   return memo;
 }
 
-uint32_t Injector::Impl::InputEntry(FunctionMemo* memo, const FunctionKey& key) {
-  if (memo != nullptr && memo->accounting != 0) return memo->accounting - 1;
-  uint32_t index = in_acc_.IndexOf(key);
-  if (memo != nullptr) memo->accounting = index + 1;
-  return index;
+uint32_t Injector::Impl::InputEntry(FunctionMemo& memo) {
+  if (memo.accounting == 0) memo.accounting = in_acc_.IndexOf(memo.key) + 1;
+  return memo.accounting - 1;
 }
 
 void Injector::Impl::OnFunction(const FunctionContext& function) {
   FinishBlock();
   cur_unnamed_entry_ = 0;
-  FunctionMemo* memo = Memo(function.id, function.object, function.file, function.function);
-  if (memo != nullptr) {
-    cur_out_.object = Mapped(memo->key.object, function.object);
-    cur_out_.file = Mapped(memo->key.file, function.file);
-    cur_out_.function = Mapped(memo->key.function, function.function);
-  } else {
-    cur_out_.object = names_.Map(function.object);
-    cur_out_.file = names_.Map(function.file);
-    cur_out_.function = names_.Map(function.function);
-  }
+  FunctionMemo& memo = Memo(function.object, function.file, function.function);
+  cur_out_.object = Mapped(memo.key.object, function.object);
+  cur_out_.file = Mapped(memo.key.file, function.file);
+  cur_out_.function = Mapped(memo.key.function, function.function);
   // Copied: the header goes out with the block's first passed record, after the reader's
   // buffer has moved on. A profile gaining a line column is formatted, not copied.
   cur_raw_.assign(columns_.adds_line() ? std::string_view() : function.raw);
   FunctionKey key{cur_out_.object.id, cur_out_.file.id, cur_out_.function.id};
   bool added = false;
-  if (memo != nullptr && memo->block != FunctionMemo::kNoBlock) {
-    block_.function =
-        memo->block == InputFunctions::kOrdinary ? in_.OrdinaryBlock(key) : memo->block;
+  if (memo.block != FunctionMemo::kNoBlock) {
+    block_.function = memo.block == InputFunctions::kOrdinary ? in_.OrdinaryBlock(key) : memo.block;
   } else {
-    block_.function = in_.ForBlock(key, &added);
-    if (memo != nullptr) memo->block = block_.function;
+    block_.function = memo.block = in_.ForBlock(key, &added);
   }
   if (added) {
     ++stats_.jit_blocks;
@@ -224,14 +213,13 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   // resolved JIT function is renamed, so the report needs only its cost before, summed for all
   // of them (OnCost), and the checks nothing: no entry (500K JIT functions took 22 MB).
   if (In(block_.function).jit) {
-    if (memo != nullptr && memo->accounting != 0) {
-      in_acc_.TotalsOnlyAt(memo->accounting - 1);
+    if (memo.accounting != 0) {
+      in_acc_.TotalsOnlyAt(memo.accounting - 1);
     } else {
-      uint32_t found = in_acc_.TotalsOnly(key);
-      if (memo != nullptr) memo->accounting = found;
+      memo.accounting = in_acc_.TotalsOnly(key);
     }
   } else {
-    in_acc_.FunctionAt(InputEntry(memo, key), In(block_.function).unnamed);
+    in_acc_.FunctionAt(InputEntry(memo), In(block_.function).unnamed);
   }
   // The call edges' caller, by an index the block has anyway: a JIT-looking function's entry
   // (whether or not its code is covered, which ResolveBlock may still change), else its entry in
@@ -257,8 +245,7 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
                    (key.object == unknown_name_ || in_.UnknownObject(key.object)) &&
                    ParseJitFunctionName(names_.Text(key.function), &jit))
     cur_unnamed_entry_ = jit.addr;
-  if (FunctionKey stub;
-      (memo == nullptr || memo->may_be_stub) && StubKey(key, &stub, &cur_stub_bias_)) {
+  if (FunctionKey stub; memo.may_be_stub && StubKey(key, &stub, &cur_stub_bias_)) {
     // A real object's stub in `???`: written under the object's name for it, at its ELF
     // addresses (issue 23 item 7).
     cur_stub_ = true;
@@ -381,18 +368,10 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
 }
 
 void Injector::Impl::OnCall(const CallRecord& call) {
-  FunctionMemo* memo =
-      Memo(call.target_id, call.target_object, call.target_file, call.target_function);
-  Name target_object, target_file, target_function;
-  if (memo != nullptr) {
-    target_object = Mapped(memo->key.object, call.target_object);
-    target_file = Mapped(memo->key.file, call.target_file);
-    target_function = Mapped(memo->key.function, call.target_function);
-  } else {
-    target_object = names_.Map(call.target_object);
-    target_file = names_.Map(call.target_file);
-    target_function = names_.Map(call.target_function);
-  }
+  FunctionMemo& memo = Memo(call.target_object, call.target_file, call.target_function);
+  const Name target_object = Mapped(memo.key.object, call.target_object);
+  const Name target_file = Mapped(memo.key.file, call.target_file);
+  const Name target_function = Mapped(memo.key.function, call.target_function);
   FunctionKey target{target_object.id, target_file.id, target_function.id};
   objects_.NoteObject(target.object);
   // A PLT slot's jump, from an unnamed `???` block's first instruction into a real object: may
@@ -401,7 +380,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
       !in_.UnknownObject(target.object) &&
       (!columns_.has_instr() || columns_.Instr(call.source) == cur_unnamed_entry_))
     objects_.NoteStubCall(cur_unnamed_entry_, target.function);
-  const uint32_t target_index = InputEntry(memo, target);
+  const uint32_t target_index = InputEntry(memo);
   CostAccounting::Entry& target_entry = in_acc_.CallAt(target_index, call.inclusive);
   call_overflow_.Call(target_index, call.inclusive);
   Name file = names_.Map(call.source_file);
@@ -414,7 +393,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_file = target_file;
     out.target_function = target_function;
     if (columns_.adds_line()) out.raw = {};  // positions changed: format
-    RetargetToStub(target, &out, memo);
+    if (memo.may_be_stub) RetargetToStub(target, &out);
     if (mode_ == Mode::kPass && cur_stub_) {
       out.source = Rebased(out.source, cur_stub_bias_);
       out.raw = {};
@@ -452,8 +431,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   uint64_t target_addr = 0;
   uint32_t suffix = 0;
   if ((columns_.has_instr() && objects_.IsJitAddress(b.key.object, columns_.Instr(call.source))) ||
-      ((memo == nullptr || memo->may_jit_target) &&
-       in_.IsJitTarget(target, &target_addr, &suffix))) {
+      (memo.may_jit_target && in_.IsJitTarget(target, &target_addr, &suffix))) {
     block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
     Defer();
     removed_acc_.CallCost(call.inclusive);

@@ -147,21 +147,19 @@ class Injector::Impl {
   /// positions at the object's ELF addresses, as Callgrind writes a real object's: `*bias` (when
   /// asked) is what to subtract. Never without sources: then nothing is renamed.
   bool StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias = nullptr);
-  /// The memo of the reader's function number `id` (null without one), its names mapped and its
-  /// lasting answers filled in on first sight. `object`, `file`, `function`: the record's names.
-  FunctionMemo* Memo(uint32_t id, const Name& object, const Name& file, const Name& function);
+  /// The memo of the function a record names (the reader's names), its names mapped and its
+  /// lasting answers filled in on first sight.
+  FunctionMemo& Memo(const Name& object, const Name& file, const Name& function);
   /// A record's name as NameTable::Map gives it (the reader's text, our id), with the id a memo
   /// keeps.
   static Name Mapped(uint32_t ours, const Name& upstream) {
     return Name{ours, upstream.id != 0 ? upstream.text : std::string_view()};
   }
-  /// The index of `key`'s entry in in_acc_ (made when new), kept in `memo` when there is one.
-  uint32_t InputEntry(FunctionMemo* memo, const FunctionKey& key);
+  /// The index of the memo's function in in_acc_ (made when new).
+  uint32_t InputEntry(FunctionMemo& memo);
   /// A call record whose target `target` is such a stub: its object's name and ELF address,
   /// formatted (the input's text names it otherwise). False, unchanged, for any other target.
-  bool RetargetToStub(const FunctionKey& target, CallRecord* out,
-                      const FunctionMemo* memo = nullptr) {
-    if (memo != nullptr && !memo->may_be_stub) return false;
+  bool RetargetToStub(const FunctionKey& target, CallRecord* out) {
     FunctionKey stub;
     uint64_t bias = 0;
     if (!StubKey(target, &stub, &bias)) return false;

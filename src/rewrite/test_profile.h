@@ -66,36 +66,4 @@ class RecordingSink : public ProfileSink {
   int parts_ended_ = 0;
 };
 
-/// Forwards every record to `next` with the producer's function numbers taken out
-/// (FunctionContext::id and CallRecord::target_id 0): what a producer without numbers gives.
-class WithoutNumbers : public ProfileSink {
- public:
-  explicit WithoutNumbers(ProfileSink* next) : next_(next) {}
-  void OnPartBegin(int part_index) override { next_->OnPartBegin(part_index); }
-  void OnHeader(std::string_view key, std::string_view value) override {
-    next_->OnHeader(key, value);
-  }
-  void OnRawHeader(std::string_view key, std::string_view value, std::string_view raw) override {
-    next_->OnRawHeader(key, value, raw);
-  }
-  void OnLayout(const PartLayout& layout) override { next_->OnLayout(layout); }
-  void OnFunction(const FunctionContext& function) override {
-    FunctionContext f = function;
-    f.id = 0;
-    next_->OnFunction(f);
-  }
-  void OnCost(const CostRecord& cost) override { next_->OnCost(cost); }
-  void OnCall(const CallRecord& call) override {
-    CallRecord c = call;
-    c.target_id = 0;
-    next_->OnCall(c);
-  }
-  void OnJump(const JumpRecord& jump) override { next_->OnJump(jump); }
-  void OnPartEnd() override { next_->OnPartEnd(); }
-  void OnAbort() override { next_->OnAbort(); }
-
- private:
-  ProfileSink* next_;
-};
-
 }  // namespace cg_inject::testing
