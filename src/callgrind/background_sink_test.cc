@@ -144,6 +144,9 @@ class ThrowingStage : public ProfileSink {
   explicit ThrowingStage(ProfileSink* next, bool throws = true) : next_(next), throws_(throws) {}
   void OnPartBegin(int i) override { next_->OnPartBegin(i); }
   void OnHeader(std::string_view k, std::string_view v) override { next_->OnHeader(k, v); }
+  void OnRawHeader(std::string_view k, std::string_view v, std::string_view raw) override {
+    next_->OnRawHeader(k, v, raw);
+  }
   void OnLayout(const PartLayout& l) override { next_->OnLayout(l); }
   void OnFunction(const FunctionContext& f) override { next_->OnFunction(f); }
   void OnCost(const CostRecord& c) override { next_->OnCost(c); }
@@ -190,6 +193,92 @@ TEST(BackgroundSinkTest, AbortReachesTheStagesBehindTheThread) {
   auto in = OpenMemoryInput(profile, "in.cg");
   EXPECT_THROW(ReadCallgrind(*in, injector_thread), InputError);
   EXPECT_TRUE(injector.aborted());
+}
+
+/// reader -> thread (`stage` on it, passing records on) -> DrainedByCaller -> `sink`, the reader's
+/// thread draining the second sink as cg-inject does with sources.
+void ReadThroughDrainedChain(std::string_view text, ProfileSink* sink, bool stage_throws = false,
+                             bool* aborted = nullptr) {
+  BackgroundSink drained(sink, BackgroundSink::DrainedByCaller{});
+  ThrowingStage stage(&drained, stage_throws);
+  BackgroundSink staged(&stage, "cgi-test-stage");
+  staged.DrainWhileWaiting(&drained);
+  auto in = OpenMemoryInput(text, "in.cg");
+  try {
+    ReadCallgrind(*in, staged);
+    staged.Finish();
+    drained.Finish();
+  } catch (...) {
+    if (aborted != nullptr) *aborted = stage.aborted();
+    throw;
+  }
+}
+
+std::string ManyBatchesProfile(int parts) {
+  std::string text;
+  for (int part = 0; part < parts; ++part) {
+    text += "# callgrind format\nversion: 1\ncreator: test\npositions: line\nevents: Ir\n\n"
+            "ob=/usr/bin/app\nfl=app.c\n";
+    for (int f = 0; f < 20000; ++f) {
+      text += "fn=function_" + std::to_string(f) + "\n";
+      for (int line = 1; line <= 5; ++line)
+        text += std::to_string(line * 7 + f % 13) + " " + std::to_string(f * 5 + line) + "\n";
+      text += "cfn=function_" + std::to_string((f + 1) % 20000) + "\ncalls=1 3\n9 " +
+              std::to_string(f + 1) + "\n";
+    }
+  }
+  return text;
+}
+
+// Many batches each way and several part ends, where each thread waits for the other: the
+// reader's thread replays the second sink's batches while it waits, so nothing deadlocks, and
+// the output is what the writer writes directly.
+TEST(BackgroundSinkTest, DrainedByTheReadersThreadWritesWhatTheWriterWritesDirectly) {
+  for (const std::string& text : {std::string(kProfile), ManyBatchesProfile(3)}) {
+    StringSink out;
+    CallgrindWriter writer(&out, {});
+    ReadThroughDrainedChain(text, &writer);
+    writer.Flush();
+    EXPECT_EQ(out.data(), WriteDirect(text));
+  }
+}
+
+// The writer's error, thrown on the reader's thread while it drains, reaches the reader as itself
+// and the stage's thread stops (it may have been waiting for the drained sink's room).
+TEST(BackgroundSinkTest, DrainedWritersErrorReachesTheReader) {
+  for (int fail_at : {3, 60000}) {
+    FailingSink failing(fail_at);
+    try {
+      ReadThroughDrainedChain(ManyBatchesProfile(2), &failing);
+      FAIL() << "no error";
+    } catch (const DiskFull& e) {
+      EXPECT_STREQ(e.what(), "out.cg: cannot write: No space left on device");
+    }
+    EXPECT_EQ(failing.seen(), fail_at);
+  }
+}
+
+// A stage's error on its thread (the injector's, at a call line) reaches the reader, which
+// aborts the chain: the stage's OnAbort runs and nothing is left waiting.
+TEST(BackgroundSinkTest, StageErrorBeforeTheDrainedSinkAbortsTheChain) {
+  StringSink out;
+  CallgrindWriter writer(&out, {});
+  bool aborted = false;
+  EXPECT_THROW(ReadThroughDrainedChain(ManyBatchesProfile(1), &writer, /*stage_throws=*/true,
+                                       &aborted),
+               InputError);
+  EXPECT_TRUE(aborted);
+}
+
+// A reader's error midway, with batches queued both ways, stops both sinks.
+TEST(BackgroundSinkTest, ReaderErrorStopsTheDrainedChain) {
+  StringSink out;
+  CallgrindWriter writer(&out, {});
+  bool aborted = false;
+  EXPECT_THROW(ReadThroughDrainedChain(ManyBatchesProfile(1) + "fn=late\n1 not-a-number\n",
+                                       &writer, false, &aborted),
+               InputError);
+  EXPECT_TRUE(aborted);
 }
 
 // Thread names of this process (/proc/self/task/*/comm).
