@@ -1,7 +1,9 @@
 #include "callgrind/background_sink.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -74,6 +76,95 @@ TEST(BackgroundSinkTest, WritesWhatTheWriterWritesDirectly) {
   std::string direct = WriteDirect(kProfile);
   EXPECT_NE(direct.find("jump=3"), std::string::npos);
   EXPECT_EQ(WriteInBackground(kProfile), direct);
+}
+
+/// Every field a sink may read, as text: positions in the layout's columns, names with their ids,
+/// costs, input text and, with it, the position that text is relative to.
+class Transcript : public ProfileSink {
+ public:
+  std::string text;
+  void OnPartBegin(int i) override { text += "part " + std::to_string(i) + "\n"; }
+  void OnHeader(std::string_view k, std::string_view v) override {
+    text += "header " + std::string(k) + ":" + std::string(v) + "\n";
+  }
+  void OnLayout(const PartLayout& l) override {
+    columns_ = l.positions.count;
+    text += "layout " + std::to_string(columns_) + "\n";
+  }
+  void OnFunction(const FunctionContext& f) override {
+    text += "fn " + N(f.object) + N(f.file) + N(f.function) + "[" + std::string(f.raw) + "]\n";
+  }
+  void OnCost(const CostRecord& c) override {
+    text += "cost " + P(c.position) + N(c.source_file) + C(c.costs) + R(c.raw, c.raw_base) + "\n";
+  }
+  void OnCall(const CallRecord& c) override {
+    text += "call " + std::to_string(c.count) + P(c.target) + P(c.source) + N(c.source_file) +
+            N(c.target_object) + N(c.target_file) + N(c.target_function) + C(c.inclusive) +
+            R(c.raw, c.raw_base) + "\n";
+  }
+  void OnJump(const JumpRecord& j) override {
+    text += "jump " + std::to_string(j.followed) + "/" + std::to_string(j.executed) + P(j.target) +
+            P(j.source) + N(j.source_file) + N(j.target_file) + N(j.target_function) +
+            R(j.raw, j.raw_base) + "\n";
+  }
+  void OnPartEnd() override { text += "end\n"; }
+
+ private:
+  std::string P(const Position& p) const {
+    std::string out = " @";
+    for (int i = 0; i < columns_; ++i) out += std::to_string(p.values[i]) + ",";
+    return out;
+  }
+  static std::string N(const Name& n) {
+    return " " + std::to_string(n.id) + ":" + std::string(n.text);
+  }
+  static std::string C(std::span<const uint64_t> costs) {
+    std::string out = " =";
+    for (uint64_t c : costs) out += " " + std::to_string(c);
+    return out;
+  }
+  std::string R(std::string_view raw, const Position& base) const {
+    return raw.empty() ? " no raw" : " [" + std::string(raw) + "]" + P(base);
+  }
+  int columns_ = kMaxPositionColumns;
+};
+
+/// "" when equal, else the first line that differs in each (a diff of megabytes would not fit).
+std::string FirstDifference(const std::string& a, const std::string& b) {
+  size_t at = 0;
+  while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;
+  if (at == a.size() && at == b.size()) return "";
+  auto line = [&](const std::string& s) {
+    size_t begin = s.rfind('\n', at == 0 ? 0 : at - 1);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    return s.substr(begin, s.find('\n', at) - begin);
+  };
+  return "line " + std::to_string(std::count(a.begin(), a.begin() + at, '\n') + 1) + ": " +
+         line(a) + " | " + line(b);
+}
+
+// Lines are stored lean (the layout's columns, a repeated file or base position as a flag): every
+// field replays as the producer gave it, across files, jumps, parts and batches.
+TEST(BackgroundSinkTest, EveryFieldReplaysAsGiven) {
+  std::string many(kProfile);
+  many += "part: 3\npositions: line\nevents: Ir\nob=o\nfl=a.c\nfn=f\n";
+  for (int i = 0; i < 30000; ++i) {
+    if (i % 7 == 0) many += (i % 14 == 0 ? "fi=b.h\n" : "fe=a.c\n");
+    many += "+" + std::to_string(i % 5) + " " + std::to_string(i) + "\n";
+    if (i % 11 == 0) many += "cfi=c.c\ncfn=g\ncalls=2 +3\n* 4\n";
+  }
+  many += "totals: 449985000\n";
+  for (const std::string& text : {std::string(kProfile), many}) {
+    Transcript direct, behind;
+    ReadCallgrind(*OpenMemoryInput(text, "in.cg"), direct);
+    {
+      BackgroundSink background(&behind);
+      ReadCallgrind(*OpenMemoryInput(text, "in.cg"), background);
+      background.Finish();
+    }
+    EXPECT_NE(direct.text.find("jump 3/3"), std::string::npos);
+    EXPECT_EQ(FirstDifference(behind.text, direct.text), "");
+  }
 }
 
 // Enough records for many batches: order and content survive the hand-overs.
@@ -217,8 +308,9 @@ void ReadThroughDrainedChain(std::string_view text, ProfileSink* sink, bool stag
 std::string ManyBatchesProfile(int parts) {
   std::string text;
   for (int part = 0; part < parts; ++part) {
-    text += "# callgrind format\nversion: 1\ncreator: test\npositions: line\nevents: Ir\n\n"
-            "ob=/usr/bin/app\nfl=app.c\n";
+    text +=
+        "# callgrind format\nversion: 1\ncreator: test\npositions: line\nevents: Ir\n\n"
+        "ob=/usr/bin/app\nfl=app.c\n";
     for (int f = 0; f < 20000; ++f) {
       text += "fn=function_" + std::to_string(f) + "\n";
       for (int line = 1; line <= 5; ++line)
@@ -264,9 +356,9 @@ TEST(BackgroundSinkTest, StageErrorBeforeTheDrainedSinkAbortsTheChain) {
   StringSink out;
   CallgrindWriter writer(&out, {});
   bool aborted = false;
-  EXPECT_THROW(ReadThroughDrainedChain(ManyBatchesProfile(1), &writer, /*stage_throws=*/true,
-                                       &aborted),
-               InputError);
+  EXPECT_THROW(
+      ReadThroughDrainedChain(ManyBatchesProfile(1), &writer, /*stage_throws=*/true, &aborted),
+      InputError);
   EXPECT_TRUE(aborted);
 }
 
@@ -275,8 +367,8 @@ TEST(BackgroundSinkTest, ReaderErrorStopsTheDrainedChain) {
   StringSink out;
   CallgrindWriter writer(&out, {});
   bool aborted = false;
-  EXPECT_THROW(ReadThroughDrainedChain(ManyBatchesProfile(1) + "fn=late\n1 not-a-number\n",
-                                       &writer, false, &aborted),
+  EXPECT_THROW(ReadThroughDrainedChain(ManyBatchesProfile(1) + "fn=late\n1 not-a-number\n", &writer,
+                                       false, &aborted),
                InputError);
   EXPECT_TRUE(aborted);
 }
