@@ -46,20 +46,6 @@ class BatchReader {
     at_ += size;
     return text;
   }
-  /// A position of `columns` values (the others 0).
-  Position GetPosition(int columns) {
-    Position position;
-    std::memcpy(position.values.data(), at_, columns * sizeof(uint64_t));
-    at_ += columns * sizeof(uint64_t);
-    return position;
-  }
-  Name GetName() {
-    Name name;
-    name.id = Get<uint32_t>();
-    const char* data = Get<const char*>();
-    name.text = std::string_view(data, Get<uint32_t>());
-    return name;
-  }
   /// Costs are copied out: the batch keeps them unaligned.
   std::span<const uint64_t> GetCosts(std::vector<uint64_t>* scratch) {
     auto count = Get<uint32_t>();
@@ -160,7 +146,6 @@ void BackgroundSink::OnRawHeader(std::string_view key, std::string_view value,
 }
 
 void BackgroundSink::OnLayout(const PartLayout& layout) {
-  columns_ = layout.positions.count;
   PutValue(Tag::kLayout);
   PutValue(layout.positions);
   PutValue(uint32_t(layout.events.size()));
@@ -177,86 +162,36 @@ void BackgroundSink::OnFunction(const FunctionContext& function) {
   HandWhenFull();
 }
 
-namespace {
-// Cost and call lines, most of a profile's records, are stored lean: a batch crosses from one
-// core's cache to the other's, so its bytes are what a record costs. Positions take the layout's
-// columns only, a name 16 bytes, and what repeats the previous record is a flag: the source file
-// (cost lines stay in one file for long), and the position relative subpositions in the input
-// text are based on (nearly always the previous record's).
-enum RecordFlags : uint8_t { kSameFile = 1, kHasRaw = 2, kBaseIsLast = 4 };
-constexpr size_t kStoredName = 2 * sizeof(uint32_t) + sizeof(const char*);
-}  // namespace
-
-char* BackgroundSink::StorePosition(char* at, const Position& position) const {
-  return Store(at, position.values.data(), columns_ * sizeof(uint64_t));
-}
-
-char* BackgroundSink::StoreName(char* at, const Name& name) {
-  at = Store(at, name.id);
-  at = Store(at, name.text.data());
-  return Store(at, uint32_t(name.text.size()));
-}
-
-uint8_t BackgroundSink::LineFlags(const Name& file, std::string_view raw,
-                                  const Position& raw_base) const {
-  uint8_t flags = 0;
-  if (file.id == last_file_.id && file.text.data() == last_file_.text.data() &&
-      file.text.size() == last_file_.text.size())
-    flags |= kSameFile;
-  if (!raw.empty()) {
-    flags |= kHasRaw;
-    if (std::equal(raw_base.values.begin(), raw_base.values.begin() + columns_,
-                   last_.values.begin()))
-      flags |= kBaseIsLast;
-  }
-  return flags;
-}
-
-char* BackgroundSink::StoreLineEnd(char* at, uint8_t flags, std::string_view raw,
-                                   const Position& raw_base) const {
-  if (flags & kHasRaw) {
-    at = StoreText(at, raw);
-    if (!(flags & kBaseIsLast)) at = StorePosition(at, raw_base);
-  }
-  return at;
-}
-
 void BackgroundSink::OnCost(const CostRecord& cost) {
-  const uint8_t flags = LineFlags(cost.source_file, cost.raw, cost.raw_base);
-  char* at = Room(2 + 2 * sizeof(Position) + kStoredName + 2 * sizeof(uint32_t) +
-                  cost.costs.size_bytes() + cost.raw.size());
+  char* at = Claim(sizeof(Tag) + 2 * sizeof(Position) + sizeof(Name) + 2 * sizeof(uint32_t) +
+                   cost.costs.size_bytes() + cost.raw.size());
   at = Store(at, Tag::kCost);
-  at = Store(at, flags);
-  at = StorePosition(at, cost.position);
-  if (!(flags & kSameFile)) at = StoreName(at, cost.source_file);
+  at = Store(at, cost.position);
+  at = Store(at, cost.source_file);
   at = Store(at, uint32_t(cost.costs.size()));
   at = Store(at, cost.costs.data(), cost.costs.size_bytes());
-  at = StoreLineEnd(at, flags, cost.raw, cost.raw_base);
-  Commit(at);
-  last_ = cost.position;
-  last_file_ = cost.source_file;
+  at = StoreText(at, cost.raw);
+  at = Store(at, cost.raw_base);
+  assert(at == batch_.data() + used_);  // the claim was the record's size
   HandWhenFull();
 }
 
 void BackgroundSink::OnCall(const CallRecord& call) {
-  const uint8_t flags = LineFlags(call.source_file, call.raw, call.raw_base);
-  char* at = Room(2 + sizeof(uint64_t) + 3 * sizeof(Position) + 4 * kStoredName +
-                  2 * sizeof(uint32_t) + call.inclusive.size_bytes() + call.raw.size());
+  char* at = Claim(sizeof(Tag) + sizeof(uint64_t) + 3 * sizeof(Position) + 4 * sizeof(Name) +
+                   2 * sizeof(uint32_t) + call.inclusive.size_bytes() + call.raw.size());
   at = Store(at, Tag::kCall);
-  at = Store(at, flags);
   at = Store(at, call.count);
-  at = StorePosition(at, call.target);
-  at = StorePosition(at, call.source);
-  if (!(flags & kSameFile)) at = StoreName(at, call.source_file);
-  at = StoreName(at, call.target_object);
-  at = StoreName(at, call.target_file);
-  at = StoreName(at, call.target_function);
+  at = Store(at, call.target);
+  at = Store(at, call.source);
+  at = Store(at, call.source_file);
+  at = Store(at, call.target_object);
+  at = Store(at, call.target_file);
+  at = Store(at, call.target_function);
   at = Store(at, uint32_t(call.inclusive.size()));
   at = Store(at, call.inclusive.data(), call.inclusive.size_bytes());
-  at = StoreLineEnd(at, flags, call.raw, call.raw_base);
-  Commit(at);
-  last_ = call.source;
-  last_file_ = call.source_file;
+  at = StoreText(at, call.raw);
+  at = Store(at, call.raw_base);
+  assert(at == batch_.data() + used_);
   HandWhenFull();
 }
 
@@ -272,8 +207,6 @@ void BackgroundSink::OnJump(const JumpRecord& jump) {
   PutValue(jump.target_function);
   PutText(jump.raw);
   PutValue(jump.raw_base);
-  last_ = jump.source;
-  last_file_ = jump.source_file;
   HandWhenFull();
 }
 
@@ -403,7 +336,6 @@ void BackgroundSink::Replay(const std::string& batch) {
       case Tag::kLayout: {
         PartLayout layout;
         layout.positions = in.Get<PositionLayout>();
-        replay_columns_ = layout.positions.count;
         event_texts_.resize(in.Get<uint32_t>());
         for (std::string& text : event_texts_) text = in.GetText();
         events_.assign(event_texts_.begin(), event_texts_.end());
@@ -421,37 +353,27 @@ void BackgroundSink::Replay(const std::string& batch) {
         break;
       }
       case Tag::kCost: {
-        const auto flags = in.Get<uint8_t>();
         CostRecord cost;
-        cost.position = in.GetPosition(replay_columns_);
-        if (!(flags & kSameFile)) replay_file_ = in.GetName();
-        cost.source_file = replay_file_;
+        cost.position = in.Get<Position>();
+        cost.source_file = in.Get<Name>();
         cost.costs = in.GetCosts(&costs);
-        if (flags & kHasRaw) {
-          cost.raw = in.GetText();
-          cost.raw_base = flags & kBaseIsLast ? replay_last_ : in.GetPosition(replay_columns_);
-        }
-        replay_last_ = cost.position;
+        cost.raw = in.GetText();
+        cost.raw_base = in.Get<Position>();
         downstream_->OnCost(cost);
         break;
       }
       case Tag::kCall: {
-        const auto flags = in.Get<uint8_t>();
         CallRecord call;
         call.count = in.Get<uint64_t>();
-        call.target = in.GetPosition(replay_columns_);
-        call.source = in.GetPosition(replay_columns_);
-        if (!(flags & kSameFile)) replay_file_ = in.GetName();
-        call.source_file = replay_file_;
-        call.target_object = in.GetName();
-        call.target_file = in.GetName();
-        call.target_function = in.GetName();
+        call.target = in.Get<Position>();
+        call.source = in.Get<Position>();
+        call.source_file = in.Get<Name>();
+        call.target_object = in.Get<Name>();
+        call.target_file = in.Get<Name>();
+        call.target_function = in.Get<Name>();
         call.inclusive = in.GetCosts(&costs);
-        if (flags & kHasRaw) {
-          call.raw = in.GetText();
-          call.raw_base = flags & kBaseIsLast ? replay_last_ : in.GetPosition(replay_columns_);
-        }
-        replay_last_ = call.source;
+        call.raw = in.GetText();
+        call.raw_base = in.Get<Position>();
         downstream_->OnCall(call);
         break;
       }
@@ -467,8 +389,6 @@ void BackgroundSink::Replay(const std::string& batch) {
         jump.target_function = in.Get<Name>();
         jump.raw = in.GetText();
         jump.raw_base = in.Get<Position>();
-        replay_last_ = jump.source;
-        replay_file_ = jump.source_file;
         downstream_->OnJump(jump);
         break;
       }

@@ -9,9 +9,7 @@
 //
 // Records are copied into batches that the thread replays in order: positions, costs and input
 // text are copied (the producer reuses their storage after each callback), names are not (a
-// Name's text lives as long as its reader, see profile.h). A position keeps the part layout's
-// columns (the others replay as 0, which no sink reads), and a line without input text replays
-// without its raw_base (which only describes that text). So that no name outlives its reader,
+// Name's text lives as long as its reader, see profile.h). So that no name outlives its reader,
 // every part ends with the thread caught up (OnPartEnd waits), and a producer that fails calls
 // OnAbort, which stops the thread, before its reader goes away.
 #pragma once
@@ -81,18 +79,14 @@ class BackgroundSink : public ProfileSink {
     used_ += size;
   }
   void GrowBatch(size_t size);
-  /// Room for up to `size` more bytes: for records with many fields (cost and call lines, most
-  /// of a profile), one check instead of one per field. Fill it with Store, then Commit the end.
-  char* Room(size_t size) {
+  /// Room for `size` more bytes, claimed: for records with many fields (cost and call lines,
+  /// most of a profile), one check instead of one per field. Fill it with Store.
+  char* Claim(size_t size) {
     if (size > batch_.size() - used_) GrowBatch(size);
-    return batch_.data() + used_;
+    char* at = batch_.data() + used_;
+    used_ += size;
+    return at;
   }
-  void Commit(const char* end) { used_ = size_t(end - batch_.data()); }
-  char* StorePosition(char* at, const Position& position) const;
-  static char* StoreName(char* at, const Name& name);
-  /// The flags of a cost or call line (see background_sink.cc) and what they leave out.
-  uint8_t LineFlags(const Name& file, std::string_view raw, const Position& raw_base) const;
-  char* StoreLineEnd(char* at, uint8_t flags, std::string_view raw, const Position& raw_base) const;
   template <typename T>
   static char* Store(char* at, const T& value) {
     std::memcpy(at, &value, sizeof value);
@@ -138,11 +132,6 @@ class BackgroundSink : public ProfileSink {
   ProfileSink* downstream_;
   std::string batch_;  // being filled by the producer: its first used_ bytes
   size_t used_ = 0;
-  // The producer's view of what the consumer will know when it replays the next line: the
-  // layout's position columns, the previous line's position and file.
-  int columns_ = kMaxPositionColumns;
-  Position last_;
-  Name last_file_;
 
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -163,10 +152,6 @@ class BackgroundSink : public ProfileSink {
   // views of them for the part).
   std::vector<std::string> event_texts_;
   std::vector<std::string_view> events_;
-  // The same, replayed: in step with columns_, last_ and last_file_.
-  int replay_columns_ = kMaxPositionColumns;
-  Position replay_last_;
-  Name replay_file_;
 };
 
 }  // namespace cg_inject

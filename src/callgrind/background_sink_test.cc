@@ -143,8 +143,7 @@ std::string FirstDifference(const std::string& a, const std::string& b) {
          line(a) + " | " + line(b);
 }
 
-// Lines are stored lean (the layout's columns, a repeated file or base position as a flag): every
-// field replays as the producer gave it, across files, jumps, parts and batches.
+// Every field replays as the producer gave it, across files, jumps, parts and batches.
 TEST(BackgroundSinkTest, EveryFieldReplaysAsGiven) {
   std::string many(kProfile);
   many += "part: 3\npositions: line\nevents: Ir\nob=o\nfl=a.c\nfn=f\n";
