@@ -52,30 +52,15 @@ uint32_t CostAccounting::NewSums() {
 }
 
 void CostAccounting::Function(const FunctionKey& key, bool sums) {
-  FunctionAt(TouchIndex(key), sums);
-}
-
-void CostAccounting::FunctionAt(uint32_t index, bool sums) {
-  current_index_ = index;
+  current_index_ = TouchIndex(key);
   current_ = &functions_[current_index_].entry;
   current_->defined = true;
   if (sums && !current_->sums) current_->sums = NewSums();
   current_sums_ = current_->sums ? SumsOf(current_->sums) : nullptr;
 }
 
-uint32_t CostAccounting::TotalsOnly(const FunctionKey& key) {
-  if (const uint32_t* i = index_.find(key)) {
-    TotalsOnlyAt(*i);
-    return *i + 1;
-  }
-  totals_only_ = Entry{};
-  current_ = &totals_only_;
-  current_sums_ = nullptr;
-  return 0;
-}
-
-void CostAccounting::TotalsOnlyAt(uint32_t index) {
-  functions_[index].entry.defined = true;
+void CostAccounting::TotalsOnly(const FunctionKey& key) {
+  if (Entry* entry = Find(key)) entry->defined = true;
   totals_only_ = Entry{};
   current_ = &totals_only_;
   current_sums_ = nullptr;
@@ -91,12 +76,10 @@ void CostAccounting::Cost(std::span<const uint64_t> costs, bool in_totals) {
 }
 
 CostAccounting::Entry& CostAccounting::Call(const FunctionKey& target,
-                                            std::span<const uint64_t> inclusive) {
-  return CallAt(TouchIndex(target), inclusive);
-}
-
-CostAccounting::Entry& CostAccounting::CallAt(uint32_t index, std::span<const uint64_t> inclusive) {
-  Entry& callee = functions_[index].entry;
+                                            std::span<const uint64_t> inclusive, uint32_t* index) {
+  uint32_t i = TouchIndex(target);
+  if (index != nullptr) *index = i;
+  Entry& callee = functions_[i].entry;
   callee.called = true;
   CallCost(inclusive);
   return callee;

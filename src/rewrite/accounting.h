@@ -53,29 +53,22 @@ class CostAccounting {
   /// and calls count only in the totals: the injector sums every input function, but needs the
   /// sums of few (per function they were the largest part of its memory).
   void Function(const FunctionKey& key, bool sums = true);
-  /// Function for the entry at `index` in functions() (IndexOf: for a caller that keeps them).
-  void FunctionAt(uint32_t index, bool sums = true);
   /// Starts a block of `key` whose costs count in the totals only and that needs no entry (an
-  /// existing one, made by a call to it, is marked defined). Returns that entry's index in
-  /// functions() + 1, 0 when it has none.
-  uint32_t TotalsOnly(const FunctionKey& key);
-  /// TotalsOnly for the entry at `index` in functions().
-  void TotalsOnlyAt(uint32_t index);
+  /// existing one, made by a call to it, is marked defined).
+  void TotalsOnly(const FunctionKey& key);
   /// Adds self cost to the current function and, unless `in_totals` is false (costs already
   /// counted there by AddTotals), to the totals.
   void Cost(std::span<const uint64_t> costs, bool in_totals = true);
-  /// Adds a call of the current function; returns the target's entry.
-  Entry& Call(const FunctionKey& target, std::span<const uint64_t> inclusive);
-  /// Call for the target whose entry is at `index` in functions().
-  Entry& CallAt(uint32_t index, std::span<const uint64_t> inclusive);
+  /// Adds a call of the current function; returns the target's entry, and its index in
+  /// functions() in `*index` when asked.
+  Entry& Call(const FunctionKey& target, std::span<const uint64_t> inclusive,
+              uint32_t* index = nullptr);
   /// Adds to the calls' inclusive sum of the current function, without an entry for the target.
   void CallCost(std::span<const uint64_t> inclusive);
   /// Adds to the per-event totals only: for records whose function needs no sums of its own.
   void AddTotals(std::span<const uint64_t> costs);
   /// The entry of `key`, made (all zero) when new.
   Entry& At(const FunctionKey& key) { return Touch(key); }
-  /// Its index in functions(), for the *At calls.
-  uint32_t IndexOf(const FunctionKey& key) { return TouchIndex(key); }
   /// The entry of `key`, or null.
   Entry* Find(const FunctionKey& key) {
     const uint32_t* i = index_.find(key);

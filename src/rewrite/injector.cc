@@ -57,7 +57,6 @@ void Injector::Impl::OnPartBegin(int part_index) {
   removed_acc_.Reset(0);
   added_acc_.Reset(0);
   in_.Clear();
-  memos_.Clear();
   out_.Clear();
   pending_.Clear();
   real_by_name_.clear();
@@ -163,47 +162,18 @@ void Injector::Impl::EmitPassHeader() {
   in_acc_.current()->out_defined = true;
 }
 
-FunctionMemo& Injector::Impl::Memo(const Name& object, const Name& file, const Name& function) {
-  bool added = false;
-  FunctionMemo& memo = memos_.Find(object.id, file.id, function.id, &added);
-  if (!added) return memo;
-  const FunctionKey key{names_.Map(object).id, names_.Map(file).id, names_.Map(function).id};
-  memo.key = key;
-  // One parse and one index query per function, for what StubKey and IsJitTarget would ask on
-  // every line: only an address name can be either; a covered one is never a stub, and an
-  // uncovered one never a JIT target.
-  JitName jit;
-  const bool address =
-      in_.JitLooking(key.function) && ParseJitFunctionName(names_.Text(key.function), &jit);
-  const bool covered = address && index_.Lookup(jit.addr) != nullptr;
-  memo.may_jit_target = covered;
-  memo.may_be_stub =
-      address && !covered && (key.object == unknown_name_ || in_.UnknownObject(key.object));
-  return memo;
-}
-
-uint32_t Injector::Impl::InputEntry(FunctionMemo& memo) {
-  if (memo.accounting == 0) memo.accounting = in_acc_.IndexOf(memo.key) + 1;
-  return memo.accounting - 1;
-}
-
 void Injector::Impl::OnFunction(const FunctionContext& function) {
   FinishBlock();
   cur_unnamed_entry_ = 0;
-  FunctionMemo& memo = Memo(function.object, function.file, function.function);
-  cur_out_.object = Mapped(memo.key.object, function.object);
-  cur_out_.file = Mapped(memo.key.file, function.file);
-  cur_out_.function = Mapped(memo.key.function, function.function);
+  cur_out_.object = names_.Map(function.object);
+  cur_out_.file = names_.Map(function.file);
+  cur_out_.function = names_.Map(function.function);
   // Copied: the header goes out with the block's first passed record, after the reader's
   // buffer has moved on. A profile gaining a line column is formatted, not copied.
   cur_raw_.assign(columns_.adds_line() ? std::string_view() : function.raw);
   FunctionKey key{cur_out_.object.id, cur_out_.file.id, cur_out_.function.id};
   bool added = false;
-  if (memo.block != FunctionMemo::kNoBlock) {
-    block_.function = memo.block == InputFunctions::kOrdinary ? in_.OrdinaryBlock(key) : memo.block;
-  } else {
-    block_.function = memo.block = in_.ForBlock(key, &added);
-  }
+  block_.function = in_.ForBlock(key, &added);
   if (added) {
     ++stats_.jit_blocks;
     if (In(block_.function).jit) ++stats_.jit_blocks_resolved;
@@ -212,15 +182,10 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   // count in the totals, and their changes are checked from what was taken out and written. A
   // resolved JIT function is renamed, so the report needs only its cost before, summed for all
   // of them (OnCost), and the checks nothing: no entry (500K JIT functions took 22 MB).
-  if (In(block_.function).jit) {
-    if (memo.accounting != 0) {
-      in_acc_.TotalsOnlyAt(memo.accounting - 1);
-    } else {
-      memo.accounting = in_acc_.TotalsOnly(key);
-    }
-  } else {
-    in_acc_.FunctionAt(InputEntry(memo), In(block_.function).unnamed);
-  }
+  if (In(block_.function).jit)
+    in_acc_.TotalsOnly(key);
+  else
+    in_acc_.Function(key, In(block_.function).unnamed);
   // The call edges' caller, by an index the block has anyway: a JIT-looking function's entry
   // (whether or not its code is covered, which ResolveBlock may still change), else its entry in
   // the input's sums. A key always takes the same branch.
@@ -245,7 +210,7 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
                    (key.object == unknown_name_ || in_.UnknownObject(key.object)) &&
                    ParseJitFunctionName(names_.Text(key.function), &jit))
     cur_unnamed_entry_ = jit.addr;
-  if (FunctionKey stub; memo.may_be_stub && StubKey(key, &stub, &cur_stub_bias_)) {
+  if (FunctionKey stub; StubKey(key, &stub, &cur_stub_bias_)) {
     // A real object's stub in `???`: written under the object's name for it, at its ELF
     // addresses (issue 23 item 7).
     cur_stub_ = true;
@@ -368,10 +333,9 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
 }
 
 void Injector::Impl::OnCall(const CallRecord& call) {
-  FunctionMemo& memo = Memo(call.target_object, call.target_file, call.target_function);
-  const Name target_object = Mapped(memo.key.object, call.target_object);
-  const Name target_file = Mapped(memo.key.file, call.target_file);
-  const Name target_function = Mapped(memo.key.function, call.target_function);
+  Name target_object = names_.Map(call.target_object);
+  Name target_file = names_.Map(call.target_file);
+  Name target_function = names_.Map(call.target_function);
   FunctionKey target{target_object.id, target_file.id, target_function.id};
   objects_.NoteObject(target.object);
   // A PLT slot's jump, from an unnamed `???` block's first instruction into a real object: may
@@ -380,8 +344,8 @@ void Injector::Impl::OnCall(const CallRecord& call) {
       !in_.UnknownObject(target.object) &&
       (!columns_.has_instr() || columns_.Instr(call.source) == cur_unnamed_entry_))
     objects_.NoteStubCall(cur_unnamed_entry_, target.function);
-  const uint32_t target_index = InputEntry(memo);
-  CostAccounting::Entry& target_entry = in_acc_.CallAt(target_index, call.inclusive);
+  uint32_t target_index = 0;
+  CostAccounting::Entry& target_entry = in_acc_.Call(target, call.inclusive, &target_index);
   call_overflow_.Call(target_index, call.inclusive);
   Name file = names_.Map(call.source_file);
   auto forward = [&] {
@@ -393,7 +357,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
     out.target_file = target_file;
     out.target_function = target_function;
     if (columns_.adds_line()) out.raw = {};  // positions changed: format
-    if (memo.may_be_stub) RetargetToStub(target, &out);
+    RetargetToStub(target, &out);
     if (mode_ == Mode::kPass && cur_stub_) {
       out.source = Rebased(out.source, cur_stub_bias_);
       out.raw = {};
@@ -431,7 +395,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   uint64_t target_addr = 0;
   uint32_t suffix = 0;
   if ((columns_.has_instr() && objects_.IsJitAddress(b.key.object, columns_.Instr(call.source))) ||
-      (memo.may_jit_target && in_.IsJitTarget(target, &target_addr, &suffix))) {
+      in_.IsJitTarget(target, &target_addr, &suffix)) {
     block_.agg.AddCall(&pool_, key, call.count, call.inclusive);
     Defer();
     removed_acc_.CallCost(call.inclusive);
@@ -515,7 +479,6 @@ void Injector::Impl::OnPartEnd() {
     throw InvariantError(message);
   }
   in_.Clear();
-  memos_.Clear();
   out_.Clear();
   pool_.Reset(events_);
 }

@@ -29,12 +29,10 @@
 
 #include "cg_inject/inject.h"
 #include "cg_inject/symbols.h"
-#include "resolve/jit_name.h"
 #include "resolve/name_table.h"
 #include "resolve/version_chooser.h"
 #include "rewrite/accounting.h"
 #include "rewrite/call_overflow.h"
-#include "rewrite/function_memos.h"
 #include "rewrite/input_functions.h"
 #include "rewrite/object_code.h"
 #include "rewrite/output_functions.h"
@@ -147,16 +145,6 @@ class Injector::Impl {
   /// positions at the object's ELF addresses, as Callgrind writes a real object's: `*bias` (when
   /// asked) is what to subtract. Never without sources: then nothing is renamed.
   bool StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias = nullptr);
-  /// The memo of the function a record names (the reader's names), its names mapped and its
-  /// lasting answers filled in on first sight.
-  FunctionMemo& Memo(const Name& object, const Name& file, const Name& function);
-  /// A record's name as NameTable::Map gives it (the reader's text, our id), with the id a memo
-  /// keeps.
-  static Name Mapped(uint32_t ours, const Name& upstream) {
-    return Name{ours, upstream.id != 0 ? upstream.text : std::string_view()};
-  }
-  /// The index of the memo's function in in_acc_ (made when new).
-  uint32_t InputEntry(FunctionMemo& memo);
   /// A call record whose target `target` is such a stub: its object's name and ELF address,
   /// formatted (the input's text names it otherwise). False, unchanged, for any other target.
   bool RetargetToStub(const FunctionKey& target, CallRecord* out) {
@@ -224,7 +212,6 @@ class Injector::Impl {
   // old and the new array at once.
   InputFunctions in_;
   OutputFunctions out_;
-  FunctionMemos memos_;
   RecordOwners owners_{index_, &chooser_, &objects_, &out_, &columns_};
   // The invariants' sums: every input record, and of those the ones the injector took out of the
   // stream and what it wrote instead. Lines that pass through count only once, in in_acc_, whose

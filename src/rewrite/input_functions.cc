@@ -26,7 +26,9 @@ int InputFunctions::ForBlock(const FunctionKey& key, bool* added) {
   if (!UnknownObject(key.object) || !JitLooking(key.function)) {
     // Nothing looks an ordinary function up after its block (call targets, the invariants'
     // exemptions and the report ask about JIT-looking ones only).
-    return OrdinaryBlock(key);
+    ordinary_ = InFunction{};
+    ordinary_.key = key;
+    return kOrdinary;
   }
   // A JIT function's later blocks: found by key, without parsing its name again.
   if (const uint32_t* known = index_.find(key)) return int(*known);

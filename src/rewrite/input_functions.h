@@ -53,13 +53,6 @@ class InputFunctions {
   /// The entry for a block of `key`: a JIT-looking function's, made on its first block (then
   /// `*added`), or kOrdinary, the scratch entry of any other, reset for this block.
   int ForBlock(const FunctionKey& key, bool* added);
-  /// ForBlock for a key whose answer was kOrdinary before (it always is): resets the scratch
-  /// entry for this block.
-  int OrdinaryBlock(const FunctionKey& key) {
-    ordinary_ = InFunction{};
-    ordinary_.key = key;
-    return kOrdinary;
-  }
   InFunction& operator[](int i) { return i == kOrdinary ? ordinary_ : functions_[size_t(i)]; }
   const InFunction& operator[](int i) const {
     return i == kOrdinary ? ordinary_ : functions_[size_t(i)];
