@@ -166,18 +166,27 @@ TEST(BackgroundSinkTest, EveryFieldReplaysAsGiven) {
   }
 }
 
+/// `parts` parts of 20,000 functions with five cost lines and a call each: many batches.
+std::string ManyBatchesProfile(int parts) {
+  std::string text;
+  for (int part = 0; part < parts; ++part) {
+    text +=
+        "# callgrind format\nversion: 1\ncreator: test\npositions: line\nevents: Ir\n\n"
+        "ob=/usr/bin/app\nfl=app.c\n";
+    for (int f = 0; f < 20000; ++f) {
+      text += "fn=function_" + std::to_string(f) + "\n";
+      for (int line = 1; line <= 5; ++line)
+        text += std::to_string(line * 7 + f % 13) + " " + std::to_string(f * 5 + line) + "\n";
+      text += "cfn=function_" + std::to_string((f + 1) % 20000) + "\ncalls=1 3\n9 " +
+              std::to_string(f + 1) + "\n";
+    }
+  }
+  return text;
+}
+
 // Enough records for many batches: order and content survive the hand-overs.
 TEST(BackgroundSinkTest, ManyBatchesKeepTheirOrder) {
-  std::string text =
-      "# callgrind format\nversion: 1\ncreator: test\npositions: line\nevents: Ir\n\n"
-      "ob=/usr/bin/app\nfl=app.c\n";
-  for (int f = 0; f < 20000; ++f) {
-    text += "fn=function_" + std::to_string(f) + "\n";
-    for (int line = 1; line <= 5; ++line)
-      text += std::to_string(line * 7 + f % 13) + " " + std::to_string(f * 5 + line) + "\n";
-    text += "cfn=function_" + std::to_string((f + 1) % 20000) + "\ncalls=1 3\n9 " +
-            std::to_string(f + 1) + "\n";
-  }
+  const std::string text = ManyBatchesProfile(1);
   std::string direct = WriteDirect(text);
   // A record takes more room in a batch than as text: several 256 KiB batches.
   ASSERT_GT(direct.size(), size_t{1} << 20);
@@ -302,23 +311,6 @@ void ReadThroughDrainedChain(std::string_view text, ProfileSink* sink, bool stag
     if (aborted != nullptr) *aborted = stage.aborted();
     throw;
   }
-}
-
-std::string ManyBatchesProfile(int parts) {
-  std::string text;
-  for (int part = 0; part < parts; ++part) {
-    text +=
-        "# callgrind format\nversion: 1\ncreator: test\npositions: line\nevents: Ir\n\n"
-        "ob=/usr/bin/app\nfl=app.c\n";
-    for (int f = 0; f < 20000; ++f) {
-      text += "fn=function_" + std::to_string(f) + "\n";
-      for (int line = 1; line <= 5; ++line)
-        text += std::to_string(line * 7 + f % 13) + " " + std::to_string(f * 5 + line) + "\n";
-      text += "cfn=function_" + std::to_string((f + 1) % 20000) + "\ncalls=1 3\n9 " +
-              std::to_string(f + 1) + "\n";
-    }
-  }
-  return text;
 }
 
 // Many batches each way and several part ends, where each thread waits for the other: the
