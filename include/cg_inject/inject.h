@@ -162,6 +162,9 @@ struct InjectOptions {
   /// functions resolved to that version (the ELF image holding its code, src/elf/jit_image_plan.h)
   /// instead of its source's object name.
   std::vector<std::string> version_objects;
+  /// The input's name in messages: an input error of the injector (sums past 2^64 where it
+  /// merges records) says PATH:LINE, LINE being the fn= line of the block it was rewriting.
+  std::string input_name;
 };
 
 /// Everything `--stats` prints. Costs are of the first event.

@@ -61,6 +61,7 @@ struct FunctionContext {
   Name file;               // fl=
   Name function;           // fn=
   std::string_view raw{};  // input text through the fn= line (see above)
+  uint64_t line = 0;       // the fn= line's number in the input (0: not known), for messages
 };
 
 /// The layout of a part's body, delivered before its first body record.

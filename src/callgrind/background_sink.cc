@@ -159,6 +159,7 @@ void BackgroundSink::OnFunction(const FunctionContext& function) {
   PutValue(function.file);
   PutValue(function.function);
   PutText(function.raw);
+  PutValue(function.line);
   HandWhenFull();
 }
 
@@ -349,6 +350,7 @@ void BackgroundSink::Replay(const std::string& batch) {
         function.file = in.Get<Name>();
         function.function = in.Get<Name>();
         function.raw = in.GetText();
+        function.line = in.Get<uint64_t>();
         downstream_->OnFunction(function);
         break;
       }

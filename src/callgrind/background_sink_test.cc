@@ -92,7 +92,8 @@ class Transcript : public ProfileSink {
     text += "layout " + std::to_string(columns_) + "\n";
   }
   void OnFunction(const FunctionContext& f) override {
-    text += "fn " + N(f.object) + N(f.file) + N(f.function) + "[" + std::string(f.raw) + "]\n";
+    text += "fn " + N(f.object) + N(f.file) + N(f.function) + "[" + std::string(f.raw) + "] line " +
+            std::to_string(f.line) + "\n";
   }
   void OnCost(const CostRecord& c) override {
     text += "cost " + P(c.position) + N(c.source_file) + C(c.costs) + R(c.raw, c.raw_base) + "\n";

@@ -818,7 +818,7 @@ void Reader::HandleKeyLine(Key key, std::string_view line, std::string_view valu
       has_call_object_ = has_call_file_ = has_call_function_ = false;
       has_jump_file_ = has_jump_function_ = false;
       totals_.Function(object_.id, file_.id, function_.id);
-      sink_.OnFunction(FunctionContext{object_, file_, function_, lines_.Span()});
+      sink_.OnFunction(FunctionContext{object_, file_, function_, lines_.Span(), lines_.line_no()});
       lines_.MarkSpan();
       return;
     case Key::kCob:

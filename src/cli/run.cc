@@ -326,6 +326,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   for (const PlannedJitImage& image : images.images)
     read.CheckOutput(image.path, "ELF image output", false);
   inject_options.version_objects = images.object_by_version;
+  inject_options.input_name = source->display_name();  // as the reader's errors name it
   std::unique_ptr<Injector> injector;
   if (!no_sources) {
     injector = std::make_unique<Injector>(index, extents, inject_options, tail);

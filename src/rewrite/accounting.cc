@@ -13,7 +13,7 @@ namespace {
 // call edges are merged. A wrapped sum would make the invariant checks compare wrapped numbers,
 // so every sum is checked.
 [[noreturn, gnu::noinline, gnu::cold]] void ThrowSumOverflow() {
-  throw InputError(
+  throw SumOverflow(
       "expected cost sums below 2^64, got an overflow adding up the merged pieces of one "
       "function (the profile's costs are too large to merge)");
 }

@@ -11,10 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "cg_inject/error.h"
 #include "util/chunked_vector.h"
 #include "util/flat_hash_map.h"
 
 namespace cg_inject {
+
+/// A sum of the injector's past 2^64 where it merges records. Thrown without a location: the
+/// Injector adds the input's PATH:LINE (the block it was rewriting) on its way out.
+class SumOverflow : public InputError {
+ public:
+  using InputError::InputError;
+};
 
 /// A function identity in the injector's name table.
 struct FunctionKey {

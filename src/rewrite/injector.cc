@@ -20,11 +20,22 @@ void Injector::OnHeader(std::string_view key, std::string_view value) {
   impl_->OnHeader(key, value);
 }
 void Injector::OnLayout(const PartLayout& layout) { impl_->OnLayout(layout); }
-void Injector::OnFunction(const FunctionContext& function) { impl_->OnFunction(function); }
-void Injector::OnCost(const CostRecord& cost) { impl_->OnCost(cost); }
-void Injector::OnCall(const CallRecord& call) { impl_->OnCall(call); }
-void Injector::OnJump(const JumpRecord& jump) { impl_->OnJump(jump); }
-void Injector::OnPartEnd() { impl_->OnPartEnd(); }
+// Records that merge (a block's, at its end or the part's) may pass 2^64: the error says where.
+void Injector::OnFunction(const FunctionContext& function) {
+  impl_->Located([&] { impl_->OnFunction(function); });
+}
+void Injector::OnCost(const CostRecord& cost) {
+  impl_->Located([&] { impl_->OnCost(cost); });
+}
+void Injector::OnCall(const CallRecord& call) {
+  impl_->Located([&] { impl_->OnCall(call); });
+}
+void Injector::OnJump(const JumpRecord& jump) {
+  impl_->Located([&] { impl_->OnJump(jump); });
+}
+void Injector::OnPartEnd() {
+  impl_->Located([&] { impl_->OnPartEnd(); });
+}
 void Injector::OnAbort() { impl_->OnAbort(); }
 InjectStats Injector::stats() const { return impl_->stats(); }
 
@@ -164,6 +175,7 @@ void Injector::Impl::EmitPassHeader() {
 
 void Injector::Impl::OnFunction(const FunctionContext& function) {
   FinishBlock();
+  block_.fn_line = function.line;
   cur_unnamed_entry_ = 0;
   cur_out_.object = names_.Map(function.object);
   cur_out_.file = names_.Map(function.file);

@@ -66,6 +66,7 @@ struct CostLine {
 /// The block being read: its records at input positions.
 struct CurrentBlock : ResolvedBlock {  // resolved when the block ends
   int function = -1;                   // InFunction index
+  uint64_t fn_line = 0;                // its fn= line in the input (0: not known), for messages
   RecordAgg agg;                       // JIT block: all records; ordinary block: the deferred ones
   // A JIT block entered where only one version lived (no reused code to choose among) keeps its
   // cost lines in input order instead of summing them by position: its version does not depend
@@ -98,6 +99,17 @@ class Injector::Impl {
   void OnPartEnd();
   void OnAbort() { downstream_->OnAbort(); }
   InjectStats stats() const;
+  /// Runs `record`; a SumOverflow it throws leaves as an InputError located at the block being
+  /// rewritten (PATH:LINE of its fn= line), when the options name the input.
+  template <typename Record>
+  void Located(Record&& record) {
+    try {
+      record();
+    } catch (const SumOverflow& overflow) {
+      if (options_.input_name.empty() || block_.fn_line == 0) throw;
+      ThrowAtLine(options_.input_name, block_.fn_line, overflow.what());
+    }
+  }
 
  private:
   enum class Mode : uint8_t { kNone, kJit, kPass };

@@ -266,14 +266,13 @@ TEST_F(InjectorTest, VersionObjectsOverrideTheSourceObjectName) {
 }
 
 // Two call sites into pieces of one JIT function merge into one edge; its count would pass 2^64
-// although no input sum does (the reader checks costs, not call counts): refused, not wrapped.
+// although no input sum does (the reader checks costs, not call counts): refused, not wrapped,
+// and said at the fn= line of the block whose records overflowed when the input has a name.
 TEST_F(InjectorTest, MergedCountsPast64BitsAreRefused) {
   AddSource(kJit);
   Add(0x1000, 0x100, "f", "f.js", 10);
   index_.Finish();
-  Injector injector(index_, nullptr, options_, &out_);
-  try {
-    FeedProfile(R"(positions: line
+  constexpr std::string_view kMerged = R"(positions: line
 events: Ir
 fl=main.c
 fn=main
@@ -294,13 +293,19 @@ fn=0x0000000000001000
 0 1
 fn=0x0000000000001010
 0 1
-)",
-                &injector);
-    ADD_FAILURE() << "no overflow";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "expected cost and count sums below 2^64, got an overflow merging the records of "
-              "one function (the profile's counts are too large to merge)");
+)";
+  const std::string expected =
+      "expected cost and count sums below 2^64, got an overflow merging the records of one "
+      "function (the profile's counts are too large to merge)";
+  for (const std::string name : {"", "in.cg"}) {
+    options_.input_name = name;
+    Injector injector(index_, nullptr, options_, &out_);
+    try {
+      FeedProfile(kMerged, &injector);
+      ADD_FAILURE() << "no overflow";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), name.empty() ? expected : "in.cg:4: " + expected);
+    }
   }
 }
 

@@ -80,11 +80,11 @@ struct JumpValue {
   uint64_t followed = 0, executed = 0;
 };
 
-/// `*sum += value`, throwing InputError instead of wrapping past 2^64: merging call edges or
+/// `*sum += value`, throwing SumOverflow instead of wrapping past 2^64: merging call edges or
 /// jumps can pass it even when no input sum does (the reader checks those).
 inline void AddChecked(uint64_t* sum, uint64_t value) {
   if (__builtin_add_overflow(*sum, value, sum)) {
-    throw InputError(
+    throw SumOverflow(
         "expected cost and count sums below 2^64, got an overflow merging the records of one "
         "function (the profile's counts are too large to merge)");
   }

@@ -64,7 +64,8 @@ grep -q '^1 5$' "$scratch/stdout.out" || fail "stdin to stdout lost the cost lin
 
 # An error of the injector, which runs on a thread of its own when a core is free: two call sites
 # into pieces of one JIT function merge into one edge whose count passes 2^64. The run fails with
-# the injector's message as on one thread, the output is untouched, and no temporary remains.
+# the injector's message as on one thread, at the fn= line of the block whose records overflowed
+# (line 4, main's), the output is untouched, and no temporary remains.
 printf 'positions: line\nevents: Ir\nfl=main.c\nfn=main\n5 10\ncob=???\ncfi=???\ncfn=0x0000000000001000\ncalls=9223372036854775808 0\n5 1\ncob=???\ncfi=???\ncfn=0x0000000000001010\ncalls=9223372036854775808 0\n5 1\nob=???\nfl=???\nfn=0x0000000000001000\n0 1\nfn=0x0000000000001010\n0 1\n' \
   >"$scratch/merge-overflow.cg"
 printf '1000 100 f\n' >"$scratch/merge-overflow.map"
@@ -72,7 +73,7 @@ mkdir "$scratch/merge-overflow"
 echo previous >"$scratch/merge-overflow/out"
 expect_exit 1 "$CG_INJECT" --no-discover -i "$scratch/merge-overflow.cg" \
   --perf-map "$scratch/merge-overflow.map" -o "$scratch/merge-overflow/out" &&
-  { grep -qF "expected cost and count sums below 2^64, got an overflow merging the records of one function" "$scratch/err" ||
+  { grep -qF "$scratch/merge-overflow.cg:4: expected cost and count sums below 2^64, got an overflow merging the records of one function" "$scratch/err" ||
     fail "merge overflow: $(cat "$scratch/err")"; }
 [[ $(cat "$scratch/merge-overflow/out") == previous ]] || fail "merge overflow: output touched"
 [[ $(ls -A "$scratch/merge-overflow") == out ]] || fail "merge overflow: left $(ls -A "$scratch/merge-overflow")"
