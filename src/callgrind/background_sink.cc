@@ -63,7 +63,7 @@ class BatchReader {
 }  // namespace
 
 BackgroundSink::BackgroundSink(ProfileSink* downstream, const char* thread_name)
-    : downstream_(downstream) {
+    : downstream_(downstream), has_thread_(true) {
   batch_.resize(kBatchBytes + 4096);
   thread_ = std::thread([this] { Run(); });
   // Best effort: a name too long or a platform without names leaves the process's.
@@ -81,6 +81,7 @@ BackgroundSink::~BackgroundSink() {
 }
 
 void BackgroundSink::DrainWhileWaiting(BackgroundSink* later) {
+  std::lock_guard lock(mutex_);  // Run reads drained_ from the start
   drained_ = later;
   later->drainer_ = this;
 }
@@ -95,9 +96,16 @@ void BackgroundSink::Poke() {
 
 template <typename Ready>
 void BackgroundSink::WaitUntil(std::unique_lock<std::mutex>& lock, Ready ready) {
+  // A sink without a thread: its producer replays the batches itself rather than wait for the
+  // thread that drains it, unless that thread is replaying one (busy_).
+  auto can_replay = [&] { return !has_thread_ && !full_.empty() && !busy_ && !stop_; };
   for (;;) {
-    changed_.wait(lock, [&] { return ready() || poked_; });
+    changed_.wait(lock, [&] { return ready() || poked_ || can_replay(); });
     if (ready()) return;
+    if (can_replay()) {
+      ReplayNext(lock);  // an error is kept in error_, which every `ready` checks
+      continue;
+    }
     // The later sink has batches and this thread's own may wait for them to be replayed.
     poked_ = false;
     lock.unlock();
@@ -108,7 +116,8 @@ void BackgroundSink::WaitUntil(std::unique_lock<std::mutex>& lock, Ready ready) 
 
 void BackgroundSink::Drain() {
   std::unique_lock lock(mutex_);
-  while (!full_.empty() && !stop_) {
+  // While another thread replays a batch (busy_), it also replays the ones after it.
+  while (!full_.empty() && !stop_ && !busy_) {
     if (std::exception_ptr error = ReplayNext(lock)) std::rethrow_exception(error);
   }
   if (error_) std::rethrow_exception(error_);
@@ -226,7 +235,7 @@ void BackgroundSink::OnAbort() {
 }
 
 void BackgroundSink::Finish() {
-  if (!thread_.joinable() && !stop_) {  // DrainedByCaller: its producer is done
+  if (!has_thread_ && !stop_) {  // DrainedByCaller: its producer is done
     Drain();
     Hand(true);
     Drain();
@@ -287,6 +296,24 @@ void BackgroundSink::Stop() {
 void BackgroundSink::Run() {
   std::unique_lock lock(mutex_);
   for (;;) {
+    if (full_.empty() && !stop_ && drained_ != nullptr) {
+      // Nothing to replay: the later sink's batches, which this thread handed it, are written
+      // meanwhile rather than left to the producer's thread, which is the busier one.
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        drained_->Drain();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      if (error) {
+        error_ = error;
+        full_.clear();
+        changed_.notify_all();
+        return;
+      }
+    }
     changed_.wait(lock, [&] { return !full_.empty() || stop_; });
     if (stop_) return;
     if (ReplayNext(lock)) return;

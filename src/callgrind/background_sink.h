@@ -1,11 +1,13 @@
 // Runs a ProfileSink (the writer; with symbol sources the injector too) on a thread of its own, so
 // that reading, rewriting and writing overlap on several cores.
 //
-// Or on the producer's thread of an earlier stage (DrainedByCaller, DrainWhileWaiting): with
-// sources the reader's thread also writes, replaying the injector's batches whenever it would
-// wait for the injector's thread and after each batch it hands it. Two threads then share two
-// cores; three (reader, injector, writer) left a quarter of them idle in context switches and
-// hand-over waits.
+// Or without a thread of its own (DrainedByCaller): with sources the writer's batches are
+// replayed by whichever of the two threads has time, one at a time and in order. The reader's
+// thread replays them after each batch it hands the injector's and whenever it would wait for it
+// (DrainWhileWaiting); the injector's thread, when it has nothing to rewrite and when the
+// writer's queue is full. Two threads then share two cores; three (reader, injector, writer) left
+// a quarter of them idle in context switches and hand-over waits, and the reader's thread alone
+// writing left the injector's idle a tenth of the time.
 //
 // Records are copied into batches that the thread replays in order: positions, costs and input
 // text are copied (the producer reuses their storage after each callback), names are not (a
@@ -34,7 +36,7 @@ class BackgroundSink : public ProfileSink {
   /// characters: what `top -H`, `perf report --sort comm` and gdb show for it).
   explicit BackgroundSink(ProfileSink* downstream, const char* thread_name = "cgi-background");
   /// No thread: the batches are replayed by Drain, called by the thread of an earlier stage
-  /// (see DrainWhileWaiting) or by Finish.
+  /// (see DrainWhileWaiting) or by Finish, and by the producer itself when the queue is full.
   struct DrainedByCaller {};
   BackgroundSink(ProfileSink* downstream, DrainedByCaller);
   /// Stops the thread; what it has not replayed yet is dropped.
@@ -66,7 +68,8 @@ class BackgroundSink : public ProfileSink {
   void Drain();
   /// This sink's producer drains `later` (a DrainedByCaller sink further down the chain, fed by
   /// this sink's thread): after each batch it hands over and whenever it waits for this sink's
-  /// thread, which may itself be waiting for `later` to be drained. `later` must outlive this.
+  /// thread. This sink's thread drains it too whenever it has nothing to replay; a `later`'s
+  /// error met there is this sink's. `later` must outlive this.
   void DrainWhileWaiting(BackgroundSink* later);
 
  private:
@@ -130,6 +133,7 @@ class BackgroundSink : public ProfileSink {
   void Replay(const std::string& batch);
 
   ProfileSink* downstream_;
+  const bool has_thread_ = false;  // thread_ runs Run (not DrainedByCaller)
   std::string batch_;  // being filled by the producer: its first used_ bytes
   size_t used_ = 0;
 
@@ -137,7 +141,7 @@ class BackgroundSink : public ProfileSink {
   std::condition_variable changed_;
   std::deque<std::string> full_;   // handed to the thread, in order
   std::vector<std::string> free_;  // replayed batches, kept for reuse
-  bool busy_ = false;              // the thread is replaying a batch
+  bool busy_ = false;              // a batch is being replayed (by the thread, or a drainer)
   bool stop_ = false;
   std::atomic<bool> abandoned_{false};  // stop_, read by the thread between records
   std::exception_ptr error_;            // the downstream's, thrown on the thread

@@ -1,11 +1,16 @@
 #include "callgrind/background_sink.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -363,6 +368,138 @@ TEST(BackgroundSinkTest, ReaderErrorStopsTheDrainedChain) {
                                        false, &aborted),
                InputError);
   EXPECT_TRUE(aborted);
+}
+
+/// A stage that holds its first record until the producer is done, then passes every cost
+/// record on `copies` times: its thread hands the drained sink more batches than that sink queues
+/// while the producer's thread is away.
+class GatedStage : public ProfileSink {
+ public:
+  GatedStage(ProfileSink* next, int copies) : next_(next), copies_(copies) {}
+  void Open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    opened_.notify_all();
+  }
+  void OnPartBegin(int i) override {
+    {
+      std::unique_lock lock(mutex_);
+      opened_.wait(lock, [&] { return open_; });
+    }
+    next_->OnPartBegin(i);
+  }
+  void OnHeader(std::string_view k, std::string_view v) override { next_->OnHeader(k, v); }
+  void OnLayout(const PartLayout& l) override { next_->OnLayout(l); }
+  void OnFunction(const FunctionContext& f) override { next_->OnFunction(f); }
+  void OnCost(const CostRecord& c) override {
+    for (int i = 0; i < copies_; ++i) next_->OnCost(c);
+  }
+  void OnCall(const CallRecord& c) override { next_->OnCall(c); }
+  void OnJump(const JumpRecord& j) override { next_->OnJump(j); }
+  void OnPartEnd() override { next_->OnPartEnd(); }
+
+ private:
+  ProfileSink* next_;
+  int copies_;
+  std::mutex mutex_;
+  std::condition_variable opened_;
+  bool open_ = false;
+};
+
+/// Counts the cost records it is given, on the thread that is not `producer`'s, and checks they
+/// come in order; fails at `fail_at` (0: never).
+class CountingSink : public ProfileSink {
+ public:
+  CountingSink(std::thread::id producer, int fail_at) : producer_(producer), fail_at_(fail_at) {}
+  void OnPartBegin(int) override {}
+  void OnHeader(std::string_view, std::string_view) override {}
+  void OnLayout(const PartLayout&) override {}
+  void OnFunction(const FunctionContext&) override {}
+  void OnCost(const CostRecord& cost) override {
+    if (++seen_ == fail_at_) {
+      failed_ = true;
+      throw DiskFull("out.cg: cannot write: No space left on device");
+    }
+    if (cost.costs[0] < last_) in_order_ = false;
+    last_ = cost.costs[0];
+    if (std::this_thread::get_id() != producer_) ++off_producer_;
+  }
+  void OnCall(const CallRecord&) override {}
+  void OnJump(const JumpRecord&) override {}
+  void OnPartEnd() override {}
+  int off_producer() const { return off_producer_; }
+  bool failed() const { return failed_; }
+  bool in_order() const { return in_order_; }
+
+ private:
+  std::thread::id producer_;
+  int fail_at_;
+  int seen_ = 0;
+  uint64_t last_ = 0;
+  bool in_order_ = true;
+  std::atomic<int> off_producer_{0};
+  std::atomic<bool> failed_{false};
+};
+
+// About 90 bytes a record in a batch: three 256 KiB batches into the stage are handed before the
+// part's end, and nine out of it, more than twice what the drained sink queues.
+constexpr int kGatedRecords = 11000;
+constexpr int kGatedCopies = 3;
+
+/// Sends kGatedRecords cost records into reader-thread -> `staged` (GatedStage) -> drained ->
+/// `sink`, opens the gate and waits up to `wait` for `sink` to have `expected` records from
+/// another thread (or to fail) before finishing the chain.
+void SendThroughGatedChain(CountingSink* sink, int expected, std::chrono::seconds wait) {
+  BackgroundSink drained(sink, BackgroundSink::DrainedByCaller{});
+  GatedStage stage(&drained, kGatedCopies);
+  BackgroundSink staged(&stage, "cgi-test-stage");
+  staged.DrainWhileWaiting(&drained);
+  static const std::string_view kEvents[] = {"Ir"};
+  staged.OnPartBegin(0);
+  staged.OnLayout(PartLayout{PositionLayout{}, kEvents});
+  staged.OnFunction(FunctionContext{Name{1, "app"}, Name{2, "app.c"}, Name{3, "main"}});
+  for (int i = 0; i < kGatedRecords; ++i) {
+    const uint64_t costs[] = {uint64_t(i)};
+    Position position;
+    position.values[0] = uint64_t(i);
+    staged.OnCost(CostRecord{position, Name{2, "app.c"}, costs});
+  }
+  stage.Open();
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  while (sink->off_producer() < expected && !sink->failed() &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  staged.OnPartEnd();
+  staged.Finish();
+  drained.Finish();
+}
+
+// With the producer away (the reader's thread reading), the stage's thread writes what it handed
+// the drained sink: while its own queue is empty, and itself when the drained sink's queue is full
+// rather than wait for the producer. Without that the records wait for the producer's next batch.
+TEST(BackgroundSinkTest, DrainedSinkIsWrittenByTheStagesThreadWhileTheProducerIsAway) {
+  CountingSink sink(std::this_thread::get_id(), 0);
+  // Half the records: more than the drained sink queues, fewer than the batches handed before
+  // the part's end hold (the producer's last, partial batch waits for it).
+  const int expected = kGatedRecords * kGatedCopies / 2;
+  SendThroughGatedChain(&sink, expected, std::chrono::seconds(20));
+  EXPECT_GE(sink.off_producer(), expected);
+  EXPECT_TRUE(sink.in_order());
+}
+
+// The writer's error, thrown on the stage's thread while it writes for the producer, reaches the
+// producer as itself.
+TEST(BackgroundSinkTest, DrainedWritersErrorOnTheStagesThreadReachesTheProducer) {
+  CountingSink sink(std::this_thread::get_id(), 5000);
+  try {
+    SendThroughGatedChain(&sink, 5000, std::chrono::seconds(20));
+    FAIL() << "no error";
+  } catch (const DiskFull& e) {
+    EXPECT_STREQ(e.what(), "out.cg: cannot write: No space left on device");
+  }
+  EXPECT_EQ(sink.off_producer(), 4999);
 }
 
 // Thread names of this process (/proc/self/task/*/comm).
