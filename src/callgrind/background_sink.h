@@ -134,7 +134,7 @@ class BackgroundSink : public ProfileSink {
 
   ProfileSink* downstream_;
   const bool has_thread_ = false;  // thread_ runs Run (not DrainedByCaller)
-  std::string batch_;  // being filled by the producer: its first used_ bytes
+  std::string batch_;              // being filled by the producer: its first used_ bytes
   size_t used_ = 0;
 
   std::mutex mutex_;
