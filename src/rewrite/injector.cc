@@ -253,10 +253,10 @@ void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
 bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias) {
   if (index_.empty()) return false;
   if (key.object != unknown_name_ && !in_.UnknownObject(key.object)) return false;
-  if (!in_.JitLooking(key.function)) return false;
+  // A source's entry always wins.
+  if (!in_.JitLooking(key.function) || in_.Covered(key.function)) return false;
   JitName jit;
   if (!ParseJitFunctionName(names_.Text(key.function), &jit)) return false;
-  if (index_.Lookup(jit.addr) != nullptr) return false;  // a source's entry always wins
   ObjectCode::Stub stub;
   if (!objects_.NamedStubAt(jit.addr, &stub) || stub.name == 0) return false;
   uint32_t name = stub.name;

@@ -71,9 +71,9 @@ bool InputFunctions::IsJitTarget(const FunctionKey& key, uint64_t* addr, uint32_
     return f.jit && !objects_.IsObjectCode(f.entry) &&
            (!in_object || objects_.IsJitAddress(key.object, f.entry));
   }
-  if (!JitLooking(key.function) || !ParseJitFunctionName(names_->Text(key.function), &jit))
+  if (!Covered(key.function) || !ParseJitFunctionName(names_->Text(key.function), &jit))
     return false;
-  if (!symbols_.Lookup(jit.addr) || objects_.IsObjectCode(jit.addr)) return false;
+  if (objects_.IsObjectCode(jit.addr)) return false;
   if (in_object && !objects_.IsJitAddress(key.object, jit.addr)) return false;
   *addr = jit.addr;
   *suffix = jit.suffix.empty() ? 0 : names_->Intern(jit.suffix).id;
@@ -92,7 +92,10 @@ bool InputFunctions::Classify(uint32_t id, uint8_t asked, uint8_t yes) const {
   if (id >= kinds_.size()) kinds_.resize(size_t{id} + 1, 0);
   std::string_view text = names_->Text(id);
   JitName jit;
-  bool answer = asked == kObjectAsked ? IsUnknownObject(text) : ParseJitFunctionName(text, &jit);
+  bool answer = asked == kObjectAsked ? IsUnknownObject(text)
+                : asked == kFunctionAsked
+                    ? ParseJitFunctionName(text, &jit)
+                    : ParseJitFunctionName(text, &jit) && symbols_.Lookup(jit.addr) != nullptr;
   kinds_[id] |= asked | (answer ? yes : 0);
   return answer;
 }

@@ -79,6 +79,10 @@ class InputFunctions {
   /// name id instead of the name's text (a cache miss per line, and a parse).
   bool UnknownObject(uint32_t object) const { return Kind(object, kObjectAsked, kUnknownObject); }
   bool JitLooking(uint32_t function) const { return Kind(function, kFunctionAsked, kJitName); }
+  /// Whether the name `function` is a JIT address name whose address a symbol source covers
+  /// (whether or not an object's code is there too): most call lines of a V8 profile target
+  /// one, and without this byte each asked the index's tree again.
+  bool Covered(uint32_t function) const { return Kind(function, kCoveredAsked, kCovered); }
 
   /// How the first block of entry `i` was split among reused versions (rare), or null.
   const ReuseSplit* SplitOf(int i) const {
@@ -96,7 +100,8 @@ class InputFunctions {
 
   static FunctionKey KeyOf(const ChunkedVector<InFunction>& t, uint32_t i) { return t[i].key; }
   uint32_t unknown_ = 0;  // the name id of `???`, once asked
-  static constexpr uint8_t kObjectAsked = 1, kUnknownObject = 2, kFunctionAsked = 4, kJitName = 8;
+  static constexpr uint8_t kObjectAsked = 1, kUnknownObject = 2, kFunctionAsked = 4, kJitName = 8,
+                           kCoveredAsked = 16, kCovered = 32;
   bool Kind(uint32_t id, uint8_t asked, uint8_t yes) const {
     if (id < kinds_.size() && (kinds_[id] & asked)) return kinds_[id] & yes;
     return Classify(id, asked, yes);

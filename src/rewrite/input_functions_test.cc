@@ -127,6 +127,23 @@ TEST_F(InputFunctionsTest, ObjectCodeIsNeverAJitFunction) {
   EXPECT_FALSE(in_[after].jit);
 }
 
+// Covered: an address name a source covers, object code or not; asked again, the same answer.
+TEST_F(InputFunctionsTest, CoveredTellsAddressNamesASourceCovers) {
+  objects_.NoteObject(names_.Intern("/usr/bin/node").id);
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_TRUE(in_.Covered(names_.Intern("0x40000000").id));
+    EXPECT_TRUE(in_.Covered(names_.Intern("0x40001040'2").id));  // inside g, with a suffix
+    EXPECT_TRUE(in_.Covered(names_.Intern("0x1000100").id));     // node's code, listed
+    EXPECT_FALSE(in_.Covered(names_.Intern("0x40000100").id));   // just past f
+    EXPECT_FALSE(in_.Covered(names_.Intern("0x50000000").id));
+    EXPECT_FALSE(in_.Covered(names_.Intern("main").id));
+    EXPECT_FALSE(in_.Covered(names_.Intern("0xzz").id));
+  }
+  // The other questions about the same names keep their own answers.
+  EXPECT_TRUE(in_.JitLooking(names_.Intern("0x50000000").id));
+  EXPECT_FALSE(in_.JitLooking(names_.Intern("main").id));
+}
+
 TEST_F(InputFunctionsTest, ClearForgetsThePartsFunctionsAndSplits) {
   bool added = false;
   int i = in_.ForBlock(Key("???", "0x40001000"), &added);
