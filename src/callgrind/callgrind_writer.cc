@@ -97,23 +97,9 @@ void CallgrindWriter::Flush() {
   used_ = 0;
 }
 
-char* CallgrindWriter::Room(size_t n) {
-  if (used_ + n > buffer_.size()) {
-    Flush();
-    if (n > buffer_.size()) buffer_.resize(n);  // a name longer than the block
-  }
-  return buffer_.data() + used_;
-}
-
-void CallgrindWriter::Put(std::string_view text) {
-  char* p = Room(text.size());
-  std::memcpy(p, text.data(), text.size());
-  used_ += text.size();
-}
-
-void CallgrindWriter::PutChar(char c) {
-  *Room(1) = c;
-  ++used_;
+void CallgrindWriter::MakeRoom(size_t n) {
+  Flush();
+  if (n > buffer_.size()) buffer_.resize(n);  // a name longer than the block
 }
 
 void CallgrindWriter::AppendUnsigned(uint64_t value) {

@@ -4,6 +4,7 @@
 #include <array>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -142,10 +143,24 @@ class CallgrindWriter : public ProfileSink {
   void AppendUnsigned(uint64_t value);
   void AppendHex(uint64_t value);
 
-  /// Makes room for `n` more bytes (flushing if needed) and returns where they go.
-  char* Room(size_t n);
-  void Put(std::string_view text);
-  void PutChar(char c);
+  /// Makes room for `n` more bytes (flushing if needed) and returns where they go. Inline, the
+  /// flush out of line: every copied line and formatted field comes here (2% of a map run's
+  /// instructions were the calls).
+  char* Room(size_t n) {
+    if (n > buffer_.size() - used_) [[unlikely]]
+      MakeRoom(n);
+    return buffer_.data() + used_;
+  }
+  void MakeRoom(size_t n);
+  void Put(std::string_view text) {
+    char* p = Room(text.size());
+    std::memcpy(p, text.data(), text.size());
+    used_ += text.size();
+  }
+  void PutChar(char c) {
+    *Room(1) = c;
+    ++used_;
+  }
   /// Put for a name: a line break inside it is written escaped.
   void PutName(std::string_view name);
 
