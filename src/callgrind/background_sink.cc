@@ -28,6 +28,13 @@ enum class Tag : uint8_t {
 static_assert(std::is_trivially_copyable_v<Name> && std::is_trivially_copyable_v<Position> &&
               std::is_trivially_copyable_v<PositionLayout>);
 
+/// Where a record's costs start: the next 8-byte boundary. Replayed in place, they need no copy
+/// (the copy, with its vector resize and memcpy call, was a fifth of Replay's instructions).
+template <typename Char>
+Char* AlignCosts(Char* at) {
+  return at + (-reinterpret_cast<uintptr_t>(at) & (alignof(uint64_t) - 1));
+}
+
 /// Reads a batch back in the order BackgroundSink wrote it.
 class BatchReader {
  public:
@@ -46,13 +53,13 @@ class BatchReader {
     at_ += size;
     return text;
   }
-  /// Costs are copied out: the batch keeps them unaligned.
-  std::span<const uint64_t> GetCosts(std::vector<uint64_t>* scratch) {
+  /// Costs are read in place: StoreCosts aligned them in the batch, whose buffer is the same.
+  std::span<const uint64_t> GetCosts() {
     auto count = Get<uint32_t>();
-    scratch->resize(count);
-    std::memcpy(scratch->data(), at_, count * sizeof(uint64_t));
+    at_ = AlignCosts(at_);
+    std::span<const uint64_t> costs(reinterpret_cast<const uint64_t*>(at_), count);
     at_ += count * sizeof(uint64_t);
-    return *scratch;
+    return costs;
   }
 
  private:
@@ -123,6 +130,12 @@ void BackgroundSink::Drain() {
   if (error_) std::rethrow_exception(error_);
 }
 
+char* BackgroundSink::StoreCosts(char* at, std::span<const uint64_t> costs) {
+  at = Store(at, uint32_t(costs.size()));
+  at = AlignCosts(at);
+  return Store(at, costs.data(), costs.size_bytes());
+}
+
 void BackgroundSink::GrowBatch(size_t size) {
   batch_.resize(std::max(batch_.size() * 2, used_ + size));
 }
@@ -174,21 +187,21 @@ void BackgroundSink::OnFunction(const FunctionContext& function) {
 
 void BackgroundSink::OnCost(const CostRecord& cost) {
   char* at = Claim(sizeof(Tag) + 2 * sizeof(Position) + sizeof(Name) + 2 * sizeof(uint32_t) +
-                   cost.costs.size_bytes() + cost.raw.size());
+                   kCostsPadding + cost.costs.size_bytes() + cost.raw.size());
   at = Store(at, Tag::kCost);
   at = Store(at, cost.position);
   at = Store(at, cost.source_file);
-  at = Store(at, uint32_t(cost.costs.size()));
-  at = Store(at, cost.costs.data(), cost.costs.size_bytes());
+  at = StoreCosts(at, cost.costs);
   at = StoreText(at, cost.raw);
   at = Store(at, cost.raw_base);
-  assert(at == batch_.data() + used_);  // the claim was the record's size
+  Unclaim(at);
   HandWhenFull();
 }
 
 void BackgroundSink::OnCall(const CallRecord& call) {
-  char* at = Claim(sizeof(Tag) + sizeof(uint64_t) + 3 * sizeof(Position) + 4 * sizeof(Name) +
-                   2 * sizeof(uint32_t) + call.inclusive.size_bytes() + call.raw.size());
+  char* at =
+      Claim(sizeof(Tag) + sizeof(uint64_t) + 3 * sizeof(Position) + 4 * sizeof(Name) +
+            2 * sizeof(uint32_t) + kCostsPadding + call.inclusive.size_bytes() + call.raw.size());
   at = Store(at, Tag::kCall);
   at = Store(at, call.count);
   at = Store(at, call.target);
@@ -197,11 +210,10 @@ void BackgroundSink::OnCall(const CallRecord& call) {
   at = Store(at, call.target_object);
   at = Store(at, call.target_file);
   at = Store(at, call.target_function);
-  at = Store(at, uint32_t(call.inclusive.size()));
-  at = Store(at, call.inclusive.data(), call.inclusive.size_bytes());
+  at = StoreCosts(at, call.inclusive);
   at = StoreText(at, call.raw);
   at = Store(at, call.raw_base);
-  assert(at == batch_.data() + used_);
+  Unclaim(at);
   HandWhenFull();
 }
 
@@ -344,7 +356,6 @@ std::exception_ptr BackgroundSink::ReplayNext(std::unique_lock<std::mutex>& lock
 
 void BackgroundSink::Replay(const std::string& batch) {
   BatchReader in(batch);
-  std::vector<uint64_t> costs;
   while (!in.done()) {
     switch (in.Get<Tag>()) {
       case Tag::kPartBegin:
@@ -385,7 +396,7 @@ void BackgroundSink::Replay(const std::string& batch) {
         CostRecord cost;
         cost.position = in.Get<Position>();
         cost.source_file = in.Get<Name>();
-        cost.costs = in.GetCosts(&costs);
+        cost.costs = in.GetCosts();
         cost.raw = in.GetText();
         cost.raw_base = in.Get<Position>();
         downstream_->OnCost(cost);
@@ -400,7 +411,7 @@ void BackgroundSink::Replay(const std::string& batch) {
         call.target_object = in.Get<Name>();
         call.target_file = in.Get<Name>();
         call.target_function = in.Get<Name>();
-        call.inclusive = in.GetCosts(&costs);
+        call.inclusive = in.GetCosts();
         call.raw = in.GetText();
         call.raw_base = in.Get<Position>();
         downstream_->OnCall(call);

@@ -17,11 +17,13 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -90,14 +92,43 @@ class BackgroundSink : public ProfileSink {
     used_ += size;
     return at;
   }
+  /// Gives back the end of a claim that was not used (the costs' alignment padding it allowed
+  /// for): `end` is where the record ends.
+  void Unclaim(const char* end) {
+    assert(end <= batch_.data() + used_);
+    used_ = size_t(end - batch_.data());
+  }
+  /// A record's costs: their count, then, at the next 8-byte boundary (up to kCostsPadding bytes
+  /// on), the values, which the replay then reads where they are.
+  static constexpr size_t kCostsPadding = alignof(uint64_t) - 1;
+  static char* StoreCosts(char* at, std::span<const uint64_t> costs);
   template <typename T>
   static char* Store(char* at, const T& value) {
     std::memcpy(at, &value, sizeof value);
     return at + sizeof value;
   }
   static char* Store(char* at, const void* bytes, size_t size) {
-    if (size != 0) std::memcpy(at, bytes, size);  // an empty span's data() may be null
+    // Most are a cost line's text or costs, under 64 bytes: two fixed-size copies that may
+    // overlap, inline, instead of a call to memcpy (12.8M calls on a 100 MB profile).
+    const char* from = static_cast<const char*>(bytes);
+    if (size >= 16 && size <= 64) {
+      size_t half = size >= 32 ? 32 : 16;
+      CopyFixed(at, from, half);
+      CopyFixed(at + size - half, from + size - half, half);
+    } else if (size >= 8 && size < 16) {
+      std::memcpy(at, from, 8);
+      std::memcpy(at + size - 8, from + size - 8, 8);
+    } else if (size != 0) {  // an empty span's data() may be null
+      std::memcpy(at, from, size);
+    }
     return at + size;
+  }
+  static void CopyFixed(char* to, const char* from, size_t size) {
+    if (size == 32) {
+      std::memcpy(to, from, 32);
+    } else {
+      std::memcpy(to, from, 16);
+    }
   }
   /// A text as PutText writes it: its 32-bit size, then its bytes.
   static char* StoreText(char* at, std::string_view text) {

@@ -172,6 +172,41 @@ TEST(BackgroundSinkTest, EveryFieldReplaysAsGiven) {
   }
 }
 
+// Costs and texts of every size the batch copies by a different path (none; under 8, 16, 32 and
+// 64 bytes; more), each at every alignment its record may start at.
+TEST(BackgroundSinkTest, CostsAndTextsOfEverySizeReplayAsGiven) {
+  std::string letters;
+  for (int i = 0; i < 200; ++i) letters += char('a' + i % 26);
+  std::vector<uint64_t> values(20);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0x0102030405060708u * (i + 1);
+  Transcript direct, behind;
+  {
+    BackgroundSink background(&behind);
+    static const std::string_view kEvents[] = {"Ir"};
+    for (ProfileSink* sink :
+         {static_cast<ProfileSink*>(&direct), static_cast<ProfileSink*>(&background)}) {
+      sink->OnPartBegin(0);
+      sink->OnLayout(PartLayout{PositionLayout{}, kEvents});
+      sink->OnFunction(FunctionContext{Name{1, "o"}, Name{2, "f.c"}, Name{3, "f"}});
+      for (size_t events = 0; events <= values.size(); ++events) {
+        for (size_t length : {0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 150}) {
+          Position position;
+          position.values[0] = events * 1000 + length;
+          std::span<const uint64_t> costs(values.data(), events);
+          std::string_view raw(letters.data() + events % 8, length);
+          sink->OnCost(CostRecord{position, Name{2, "f.c"}, costs, raw, position});
+          sink->OnCall(CallRecord{events, position, position, Name{2, "f.c"}, Name{1, "o"},
+                                  Name{2, "f.c"}, Name{3, "f"}, costs, raw, position});
+        }
+      }
+      sink->OnPartEnd();
+    }
+    background.Finish();
+  }
+  EXPECT_NE(direct.text.find(" " + std::to_string(values[19]) + " ["), std::string::npos);
+  EXPECT_EQ(FirstDifference(behind.text, direct.text), "");
+}
+
 /// `parts` parts of 20,000 functions with five cost lines and a call each: many batches.
 std::string ManyBatchesProfile(int parts) {
   std::string text;
