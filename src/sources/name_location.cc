@@ -211,24 +211,55 @@ bool IsPlainAtom(std::string_view text) {
   return true;
 }
 
+// The length of the quoted atom at the start of `text` ("'Elixir.Foo'", a backslash escaping the
+// character after it, as BEAM prints an atom that needs quotes), or 0 when there is none.
+size_t QuotedAtomLength(std::string_view text) {
+  if (!text.starts_with('\'')) return 0;
+  for (size_t i = 1; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == '\'') {
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+// A module's name as BEAM prints it unquoted in its helpers' names ("$Elixir.Foo::codeHeader").
+bool IsRawModuleName(std::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) || c == '_' ||
+              c == '@' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 // "$jitprobe:fib/1" (perf map) and "jitprobe:fib/1" (jitdump) are one function; so is
 // "$jitprobe:fib/1-CodeInfoPrologue": the prologue holds the function's entry (BEAM jumps into
 // its last bytes), so its cost and its callers are the function's. "$jitprobe::codeHeader" and
-// the runtime's shared helpers ("$global::times_body_shared") only lose the '$'.
+// the runtime's shared helpers ("$global::times_body_shared") only lose the '$'. A module whose
+// name needs quotes (every Elixir module) is quoted in its functions' names
+// ("$'Elixir.Foo':run/1") and not in its helpers' ("$Elixir.Foo::codeHeader").
 bool ParseErlang(std::string_view name, NameLocation* out) {
   const bool dollar = name.starts_with('$');
   std::string_view rest = dollar ? name.substr(1) : name;
   constexpr std::string_view kPrologue = "-CodeInfoPrologue";
   if (rest.ends_with(kPrologue)) rest.remove_suffix(kPrologue.size());
-  size_t colon = rest.find(':');
-  if (colon == std::string_view::npos || !IsPlainAtom(rest.substr(0, colon))) return false;
+  const size_t quoted = QuotedAtomLength(rest);
+  size_t colon = quoted != 0 ? quoted : rest.find(':');
+  if (colon >= rest.size() || rest[colon] != ':') return false;
+  std::string_view module = rest.substr(0, colon);
   if (rest.substr(colon).starts_with("::")) {
+    if (quoted != 0 || !IsRawModuleName(module)) return false;
     std::string_view helper = rest.substr(colon + 2);
     if (!dollar && helper != "codeHeader" && helper != "codeFooter") return false;
     if (helper.empty()) return false;
     out->function = std::string(rest);
     return true;
   }
+  if (quoted == 0 && !IsPlainAtom(module)) return false;
   size_t slash = rest.rfind('/');
   if (slash == std::string_view::npos || slash <= colon + 1 || slash + 1 == rest.size())
     return false;

@@ -74,6 +74,17 @@ constexpr Case kCases[] = {
     {"jitprobe::codeHeader", "jitprobe::codeHeader", "", 0, "erlang"},
     {"$global::apply_fun_shared", "global::apply_fun_shared", "", 0, "erlang"},
     {"global::apply_fun_shared", "global::apply_fun_shared", "", 0, ""},
+    // A module whose name needs quotes (every Elixir module), as OTP 25 writes it: quoted in its
+    // functions' names, raw in its helpers'; a quote inside an atom is escaped.
+    {"$'Elixir.Foo':'my-fun'/1-CodeInfoPrologue", "'Elixir.Foo':'my-fun'/1", "", 0, "erlang"},
+    {"$'Elixir.Foo':'my-fun'/1", "'Elixir.Foo':'my-fun'/1", "", 0, "erlang"},
+    {"'Elixir.Foo':run/1-CodeInfoPrologue", "'Elixir.Foo':run/1", "", 0, "erlang"},
+    {"$Elixir.Foo::codeHeader", "Elixir.Foo::codeHeader", "", 0, "erlang"},
+    {"$'it\\'s:here':f/0", "'it\\'s:here':f/0", "", 0, "erlang"},
+    {"$'Elixir.Foo'::codeHeader", "$'Elixir.Foo'::codeHeader", "", 0, ""},  // made up
+    {"$'Elixir.Foo:run/1", "$'Elixir.Foo:run/1", "", 0, ""},                // unterminated
+    {"$'Elixir.Foo'run/1", "$'Elixir.Foo'run/1", "", 0, ""},                // no colon
+    {"$Elixir.Foo:run/1", "$Elixir.Foo:run/1", "", 0, ""},  // an unquoted module needs none
     // Mono 6.8 --jitmap, captured from tests/data/mono/Prog.cs: kept whole.
     {"Probe.Calc:Fib (int)", "Probe.Calc:Fib (int)", "", 0, "mono"},
     {"Probe.Calc:Sum (int[])", "Probe.Calc:Sum (int[])", "", 0, "mono"},
