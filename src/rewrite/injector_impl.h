@@ -211,7 +211,7 @@ class Injector::Impl {
   VersionChooser chooser_;
   NameTable names_;
   ObjectCode objects_;
-  VersionLines lines_{&names_};
+  VersionLines lines_{index_, &names_};
 
   // Part state: per function, never per position.
   int64_t part_number_ = 1;

@@ -22,6 +22,8 @@ void OutputFunctions::Clear() {
 }
 
 DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
+  // BEAM's prologue is its function (PrologueOwner).
+  if (const CodeVersion* owner = PrologueOwner(symbols_, version)) return SiteOf(*owner);
   // Views into the index and version_objects_ only: this runs for every version of every source,
   // and interning each name would cost gigabytes for a 10-million-line perf map.
   const SymbolSourceInfo* source = version.source() < symbols_.sources().size()

@@ -24,14 +24,18 @@ class OutputFunctionsTest : public ::testing::Test {
     Add(dump, 0x3000, 0x20, "get", "app.js", 20);
     Add(dump, 0x4000, 0x20, "", "", 0);  // nameless
     Add(map, 0x6000, 0x20, "h", "", 0);  // a source without an object name: its path
+    // BEAM's prologue, no line table of its own, right before its function (ParseErlang's names).
+    Add(dump, 0x7000, 0x30, "m:f/1", "", 0, "m:f/1-CodeInfoPrologue");
+    Add(dump, 0x7030, 0x40, "m:f/1", "m.erl", 3);
     index_.Finish();
   }
   void Add(uint32_t source, uint64_t start, uint64_t size, std::string_view name,
-           std::string_view file, uint32_t line) {
+           std::string_view file, uint32_t line, std::string_view raw_name = {}) {
     CodeVersionSpec v;
     v.start = start;
     v.size = size;
-    v.raw_name = v.function_name = name;
+    v.raw_name = raw_name.empty() ? name : raw_name;
+    v.function_name = name;
     v.source_file = file;
     v.source_line = line;
     v.definition_line = line;
@@ -92,6 +96,18 @@ TEST_F(OutputFunctionsTest, ARecursionSuffixIsAFunctionOfItsOwn) {
   EXPECT_NE(plain, deep);
   EXPECT_EQ(Name(out, deep), "jit-7.dump|app.js|f'2");
   EXPECT_EQ(out.Identity(At(0x5000), suffix), deep);
+}
+
+// The prologue is its function's: one function, also for Callgrind's recursion copies (entered
+// at the prologue's last bytes), instead of a second `m:f/1` in `???`.
+TEST_F(OutputFunctionsTest, ABeamPrologueIsItsFunction) {
+  OutputFunctions out(index_, {}, &names_);
+  int f = out.Identity(At(0x7030), 0);
+  EXPECT_EQ(out.Identity(At(0x7000), 0), f);
+  EXPECT_EQ(Name(out, f), "jit-7.dump|m.erl|m:f/1");
+  uint32_t suffix = names_.Intern("'2").id;
+  EXPECT_EQ(out.Identity(At(0x7028), suffix), out.Identity(At(0x7030), suffix));
+  EXPECT_EQ(Name(out, out.Identity(At(0x7028), suffix)), "jit-7.dump|m.erl|m:f/1'2");
 }
 
 TEST_F(OutputFunctionsTest, VersionObjectsNameTheImageThatHoldsTheCode) {

@@ -12,6 +12,16 @@ std::string_view FileText(const CodeVersion& version) {
   return "???";
 }
 
+const CodeVersion* PrologueOwner(const SymbolIndex& index, const CodeVersion& version) {
+  constexpr std::string_view kPrologue = "-CodeInfoPrologue";
+  if (!version.stored_name().ends_with(kPrologue) || !version.lines().empty()) return nullptr;
+  const CodeVersion* owner = index.Lookup(version.end());
+  if (owner == nullptr || owner->start() != version.end() || owner->source() != version.source() ||
+      owner->stored_name().ends_with(kPrologue) || owner->display_name() != version.display_name())
+    return nullptr;
+  return owner;
+}
+
 uint32_t VersionLines::FileId(std::string_view file) {
   uint64_t address = reinterpret_cast<uintptr_t>(file.data());
   FileIdSlot& slot = file_ids_[(address * 0x9E3779B97F4A7C15ull) >> (64 - kFileIdBits)];
@@ -27,8 +37,9 @@ void VersionLines::LineOf(const CodeVersion& version, uint64_t addr, uint32_t* l
     version_ = &version;
     lines_ = version.lines();
     files_ = version.files();
-    line_ = version.source_line();
-    file_ = FileOf(version);
+    const CodeVersion* owner = PrologueOwner(index_, version);
+    line_ = (owner ? *owner : version).source_line();
+    file_ = FileOf(owner ? *owner : version);
   }
   if (!lines_.empty() && version.Contains(addr)) {
     const LineEntry* e = CodeVersion::RowAt(lines_, addr);

@@ -19,12 +19,20 @@ class NameTable;
 std::string_view FileText(const CodeVersion& version);
 
 /// Lines and file ids of versions' addresses; file ids are `names`' (interned on first sight).
+/// The function BEAM's `NAME-CodeInfoPrologue` helper `version` is the entry of: the version of
+/// NAME from the same source that starts where it ends; null for any other version. ParseErlang
+/// names the prologue as its function, but it has no line table of its own: by its own file
+/// (`???`) it would be a second function of that name, to which its callers and Callgrind's
+/// recursion copies (`'2`, entered at the prologue's last bytes) would go. It takes its function's
+/// definition, file and line instead.
+const CodeVersion* PrologueOwner(const SymbolIndex& index, const CodeVersion& version);
+
 class VersionLines {
  public:
-  explicit VersionLines(NameTable* names) : names_(names) {}
+  VersionLines(const SymbolIndex& index, NameTable* names) : index_(index), names_(names) {}
 
   /// The source line and file id of `addr` in `version`: its line table's row when it has one
-  /// for `addr`, else the version's own line and file.
+  /// for `addr`, else the version's own line and file (a BEAM prologue's: its function's).
   void LineOf(const CodeVersion& version, uint64_t addr, uint32_t* line, uint32_t* file);
   /// The file id of the version's function (FileText).
   uint32_t FileOf(const CodeVersion& version) { return FileId(FileText(version)); }
@@ -33,6 +41,7 @@ class VersionLines {
   /// The id of a file text of the index (whose texts never move).
   uint32_t FileId(std::string_view file);
 
+  const SymbolIndex& index_;
   NameTable* names_;
   // Direct-mapped by the text's address: 64 KB, room for the files of a large program (the bench's
   // map names 700, which 256 slots kept missing: 4 cache misses per Intern).

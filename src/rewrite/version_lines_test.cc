@@ -19,14 +19,23 @@ class VersionLinesTest : public ::testing::Test {
     Add(0x2000, 0x20, "g", "main.js", 40, {});
     Add(0x3000, 0x20, "h", "", 0, {{0x3000, 7, 0, 1}});  // file only in its table
     Add(0x4000, 0x20, "k", "", 0, {});                   // nothing known
+    // BEAM's prologues (jitdump names, as ParseErlang reads them): right before their function;
+    // before another function; with a gap before their function.
+    Add(0x5000, 0x30, "m:f/1", "", 0, {}, "m:f/1-CodeInfoPrologue");
+    Add(0x5030, 0x40, "m:f/1", "m.erl", 3, {}, "m:f/1");
+    Add(0x6000, 0x30, "m:g/1", "", 0, {}, "m:g/1-CodeInfoPrologue");
+    Add(0x6030, 0x40, "m:h/1", "m.erl", 9, {}, "m:h/1");
+    Add(0x7000, 0x30, "m:k/1", "", 0, {}, "m:k/1-CodeInfoPrologue");
+    Add(0x7040, 0x40, "m:k/1", "m.erl", 12, {}, "m:k/1");
     index_.Finish();
   }
   void Add(uint64_t start, uint64_t size, std::string_view name, std::string_view file,
-           uint32_t line, std::vector<LineEntry> rows) {
+           uint32_t line, std::vector<LineEntry> rows, std::string_view raw_name = {}) {
     CodeVersionSpec v;
     v.start = start;
     v.size = size;
-    v.raw_name = v.function_name = name;
+    v.raw_name = raw_name.empty() ? name : raw_name;
+    v.function_name = name;
     v.source_file = file;
     v.source_line = line;
     v.source = source_;
@@ -49,7 +58,7 @@ class VersionLinesTest : public ::testing::Test {
 };
 
 TEST_F(VersionLinesTest, ARowOfTheLineTableElseTheVersionsOwnLine) {
-  VersionLines lines(&names_);
+  VersionLines lines(index_, &names_);
   EXPECT_EQ(LineAt(&lines, 0x1000), std::pair(10u, std::string("main.js")));  // before any row
   EXPECT_EQ(LineAt(&lines, 0x1014), std::pair(11u, std::string("main.js")));
   EXPECT_EQ(LineAt(&lines, 0x1020), std::pair(30u, std::string("lib/util.js")));
@@ -64,7 +73,7 @@ TEST_F(VersionLinesTest, ARowOfTheLineTableElseTheVersionsOwnLine) {
 }
 
 TEST_F(VersionLinesTest, TheFileIsTheVersionsOwnElseItsTablesFirstElseUnknown) {
-  VersionLines lines(&names_);
+  VersionLines lines(index_, &names_);
   EXPECT_EQ(names_.Text(lines.FileOf(At(0x1000))), "main.js");
   EXPECT_EQ(names_.Text(lines.FileOf(At(0x3000))), "lib/util.js");
   EXPECT_EQ(names_.Text(lines.FileOf(At(0x4000))), "???");
@@ -72,13 +81,28 @@ TEST_F(VersionLinesTest, TheFileIsTheVersionsOwnElseItsTablesFirstElseUnknown) {
 }
 
 TEST_F(VersionLinesTest, FileIdsAreTheNameTablesOnePerText) {
-  VersionLines lines(&names_);
+  VersionLines lines(index_, &names_);
   uint32_t a = lines.FileOf(At(0x1000));
   uint32_t b = lines.FileOf(At(0x2000));  // the same text, interned once
   EXPECT_EQ(a, b);
   EXPECT_EQ(a, names_.Intern("main.js").id);
   EXPECT_NE(lines.FileOf(At(0x3000)), a);
   EXPECT_EQ(lines.FileOf(At(0x1000)), a);  // cached: still the same
+}
+
+// A prologue is its function's: the file and line of the function that starts where it ends (not
+// its own `???`), for its addresses and as its definition; any other version has no owner.
+TEST_F(VersionLinesTest, ABeamPrologueTakesItsFunctionsFileAndLine) {
+  EXPECT_EQ(PrologueOwner(index_, At(0x5000)), &At(0x5030));
+  EXPECT_EQ(PrologueOwner(index_, At(0x5030)), nullptr);  // the function itself
+  EXPECT_EQ(PrologueOwner(index_, At(0x6000)), nullptr);  // another function follows
+  EXPECT_EQ(PrologueOwner(index_, At(0x7000)), nullptr);  // not adjacent
+  EXPECT_EQ(PrologueOwner(index_, At(0x1000)), nullptr);
+  VersionLines lines(index_, &names_);
+  EXPECT_EQ(LineAt(&lines, 0x5028), std::pair(3u, std::string("m.erl")));
+  EXPECT_EQ(LineAt(&lines, 0x5030), std::pair(3u, std::string("m.erl")));
+  EXPECT_EQ(LineAt(&lines, 0x6028), std::pair(0u, std::string("???")));
+  EXPECT_EQ(LineAt(&lines, 0x7028), std::pair(0u, std::string("???")));
 }
 
 }  // namespace

@@ -46,6 +46,13 @@ PY
 [[ $fib_lines == *"fibm.erl 4;"* && $fib_lines == *"fibm.erl 6;"* ]] ||
   fail "erlang: fib/1's lines: $fib_lines"
 grep -q "^fl=.*fibm\.erl" "$scratch/erl.out" || fail "erlang: no fl= fibm.erl in the output"
+# One function, as callgrind_annotate reads it: the prologue that holds fib/1's entry (no line
+# table of its own) is fib/1 in fibm.erl, not a second fib/1 in ??? (before: 36 of its 1,935 Ir).
+callgrind_annotate --threshold=100 "$scratch/erl.out" >"$scratch/erl.ann" 2>&1 ||
+  fail "erlang: callgrind_annotate: $(head -n 3 "$scratch/erl.ann")"
+grep -q 'fibm\.erl:fibm:fib/1' "$scratch/erl.ann" || fail "erlang: no fibm.erl:fibm:fib/1 in callgrind_annotate"
+grep -q '???:fibm:' "$scratch/erl.ann" &&
+  fail "erlang: fib/1 split between fibm.erl and ???: $(grep 'fibm:' "$scratch/erl.ann")"
 image=$scratch/erl.out.jit-15705.dump.elf
 if [[ ! -f $image ]]; then
   fail "erlang: no image $image: $(ls "$scratch")"
