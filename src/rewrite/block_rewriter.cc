@@ -373,8 +373,10 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
   }
   int target_base = suffix ? out_.Identity(version, 0) : target;
   // A call between pieces of one function, not to its entry: an internal transfer. The target
-  // piece's cost is already this function's own.
-  const bool internal = entered_at != version->start();
+  // piece's cost is already this function's own. A BEAM prologue is entered at its last bytes:
+  // that is its function's entry (a recursive call), not a transfer.
+  const bool internal =
+      entered_at != version->start() && PrologueOwner(index_, *version) == nullptr;
   // A call to its entry from another input function that became this one (a stub's block that
   // ran the function's first frame, calling its entry recursively): the caller's frame and the
   // callee's are one function's now, and the call's cost is already inside the inclusive cost of

@@ -454,6 +454,62 @@ calls=1 0x500
   EXPECT_EQ(F("jit.map|???|g").calls.count("???|x.c|puts"), 0u);
 }
 
+// BEAM enters a function at its `-CodeInfoPrologue` helper's last bytes, and Callgrind names the
+// function (and its recursion copies) by that address. The prologue, without a line table, is its
+// function in that function's file; a call entering there is the function's entry, so the deep
+// copy's recursion (`'2` calling itself) stays a call instead of an internal transfer.
+TEST_F(InjectorTest, BeamPrologueIsItsFunctionsEntry) {
+  AddSource(kJit);
+  for (auto [start, size, raw] :
+       {std::tuple{0x1000, 0x30, "m:f/1-CodeInfoPrologue"}, std::tuple{0x1030, 0x40, "m:f/1"}}) {
+    CodeVersionSpec v;
+    v.start = uint64_t(start);
+    v.size = uint64_t(size);
+    v.raw_name = raw;
+    v.function_name = "m:f/1";  // ParseErlang's name for both
+    v.source_file = start == 0x1030 ? "m.erl" : "";
+    v.source_line = start == 0x1030 ? 3 : 0;
+    v.source = source_;
+    index_.Add(std::move(v));
+  }
+  Run(R"(positions: instr
+events: Ir
+ob=/bin/beam
+fl=beam.c
+fn=process_main
+0x400 1
+cob=???
+cfi=???
+cfn=0x0000000000001028
+calls=1 0x1028
+0x404 100
+ob=???
+fl=???
+fn=0x0000000000001028
+0x1028 1
+0x1030 9
+cfn=0x0000000000001028'2
+calls=1 0x1028
+0x1034 90
+fn=0x0000000000001028'2
+0x1028 5
+0x1030 45
+cfn=0x0000000000001028'2
+calls=4 0x1028
+0x1034 40
+)");
+  const auto& f = F("jit.map|m.erl|m:f/1");
+  EXPECT_THAT(f.self, ElementsAre(10));
+  ASSERT_EQ(f.calls.count("jit.map|m.erl|m:f/1'2"), 1u) << out_.text();
+  const auto& deep = F("jit.map|m.erl|m:f/1'2");
+  EXPECT_THAT(deep.self, ElementsAre(50));
+  ASSERT_EQ(deep.calls.count("jit.map|m.erl|m:f/1'2"), 1u) << out_.text();
+  EXPECT_EQ(deep.calls.at("jit.map|m.erl|m:f/1'2").first, 4u);
+  EXPECT_EQ(F("/bin/beam|beam.c|process_main").calls.count("jit.map|m.erl|m:f/1"), 1u);
+  EXPECT_EQ(out_.text().find("???|m:f/1"), std::string::npos);
+  EXPECT_EQ(stats_.internal_transfers_dropped, 0);
+}
+
 // Rule 3: two blocks of one function merge; a call into the middle of the function is an
 // internal transfer and disappears; a call to its entry is recursion and stays.
 TEST_F(InjectorTest, MergeDropsInternalTransfersKeepsRecursion) {
