@@ -18,7 +18,6 @@ class NameTable;
 /// The file a version's function is in: its own, else its line table's first, else `???`.
 std::string_view FileText(const CodeVersion& version);
 
-/// Lines and file ids of versions' addresses; file ids are `names`' (interned on first sight).
 /// The function BEAM's `NAME-CodeInfoPrologue` helper `version` is the entry of: the version of
 /// NAME from the same source that starts where it ends; null for any other version. ParseErlang
 /// names the prologue as its function, but it has no line table of its own: by its own file
@@ -27,6 +26,7 @@ std::string_view FileText(const CodeVersion& version);
 /// definition, file and line instead.
 const CodeVersion* PrologueOwner(const SymbolIndex& index, const CodeVersion& version);
 
+/// Lines and file ids of versions' addresses; file ids are `names`' (interned on first sight).
 class VersionLines {
  public:
   VersionLines(const SymbolIndex& index, NameTable* names) : index_(index), names_(names) {}
