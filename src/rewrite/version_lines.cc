@@ -2,6 +2,7 @@
 #include "rewrite/version_lines.h"
 
 #include "resolve/name_table.h"
+#include "sources/name_location.h"
 
 namespace cg_inject {
 
@@ -13,11 +14,12 @@ std::string_view FileText(const CodeVersion& version) {
 }
 
 const CodeVersion* PrologueOwner(const SymbolIndex& index, const CodeVersion& version) {
-  constexpr std::string_view kPrologue = "-CodeInfoPrologue";
-  if (!version.stored_name().ends_with(kPrologue) || !version.lines().empty()) return nullptr;
+  if (!version.stored_name().ends_with(kBeamPrologueSuffix) || !version.lines().empty())
+    return nullptr;
   const CodeVersion* owner = index.Lookup(version.end());
   if (owner == nullptr || owner->start() != version.end() || owner->source() != version.source() ||
-      owner->stored_name().ends_with(kPrologue) || owner->display_name() != version.display_name())
+      owner->stored_name().ends_with(kBeamPrologueSuffix) ||
+      owner->display_name() != version.display_name())
     return nullptr;
   return owner;
 }

@@ -245,8 +245,7 @@ bool IsRawModuleName(std::string_view text) {
 bool ParseErlang(std::string_view name, NameLocation* out) {
   const bool dollar = name.starts_with('$');
   std::string_view rest = dollar ? name.substr(1) : name;
-  constexpr std::string_view kPrologue = "-CodeInfoPrologue";
-  if (rest.ends_with(kPrologue)) rest.remove_suffix(kPrologue.size());
+  if (rest.ends_with(kBeamPrologueSuffix)) rest.remove_suffix(kBeamPrologueSuffix.size());
   const size_t quoted = QuotedAtomLength(rest);
   size_t colon = quoted != 0 ? quoted : rest.find(':');
   if (colon >= rest.size() || rest[colon] != ':') return false;

@@ -19,6 +19,10 @@ struct NameLocation {
   std::string_view convention;  // the matching table row ("v8", "cpython", ...); empty if none
 };
 
+/// The end of the name of BEAMJIT's helper that holds a function's entry
+/// ("fibm:fib/1-CodeInfoPrologue"): ParseNameLocation names it as that function.
+inline constexpr std::string_view kBeamPrologueSuffix = "-CodeInfoPrologue";
+
 /// Splits `name` by the first matching runtime convention. Never fails: an unrecognized name
 /// comes back whole in `function`. `file` points into `name`.
 NameLocation ParseNameLocation(std::string_view name);
