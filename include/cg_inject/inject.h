@@ -128,6 +128,20 @@ class ObjectExtents {
     (void)target;
     return std::nullopt;
   }
+  /// Whether the stub of `object` at ELF address `addr` (a PLT slot), which the profile shows
+  /// calling `target` in `target_object`, can be that call's slot: false when the slot's
+  /// relocation names another function, which proves that `object` is not the file the profile
+  /// ran (rebuilt since; issue 36 item 3). Its stubs are then left unnamed (and the
+  /// implementation says so once). True when nothing can be told (no such slot, an indirect
+  /// function that resolves to another name, an unreadable target object).
+  virtual bool StubCallFits(std::string_view object, uint64_t addr, std::string_view target_object,
+                            std::string_view target) const {
+    (void)object;
+    (void)addr;
+    (void)target_object;
+    (void)target;
+    return true;
+  }
   /// What code of `object` lies at ELF address `addr`: nullopt when `addr` is in no executable
   /// segment of it; else the name objdump gives it (`free@plt` for a PLT slot), else the name
   /// Callgrind gives the function symbol containing it, else "".
@@ -256,6 +270,9 @@ class Injector : public ProfileSink {
 
   /// Statistics so far (complete after the last OnPartEnd).
   InjectStats stats() const;
+  /// With InjectOptions::version_objects: per SymbolIndex::version(i), whether the output named
+  /// a function after version i's object (so its ELF image must be written); else empty.
+  const std::vector<bool>& touched_versions() const;
 
  private:
   class Impl;

@@ -96,6 +96,12 @@ class ObjectImage {
   /// Primary symbols sorted by address, one per address.
   const std::vector<ElfSymbol>& symbols() const { return symbols_; }
 
+  /// The addresses of STT_GNU_IFUNC symbols (a resolver that picks the function a call reaches:
+  /// libc's strcpy runs __strcpy_avx2), as the ELF reader found them; any order.
+  void SetIndirect(std::vector<uint64_t> addresses);
+  /// True when a symbol named `name` (directly or as an alias) is an STT_GNU_IFUNC.
+  bool IsIndirect(std::string_view name) const;
+
  private:
   std::string path_;
   std::string debug_file_;
@@ -110,6 +116,7 @@ class ObjectImage {
   std::vector<uint64_t> max_end_;              // max_end_[i] = max end of symbols_[0..i]
   std::vector<std::string_view> alias_names_;  // grouped by owner, in symbols_ order
   std::vector<uint32_t> alias_begin_;          // symbols_[i]'s aliases: [alias_begin_[i], [i + 1])
+  std::vector<uint64_t> indirect_;             // SetIndirect's addresses, sorted
   // (name, index into symbols_), sorted by name then address. Built by the first lookup by
   // name (ByName), once even when several threads ask.
   const std::vector<std::pair<std::string_view, uint32_t>>& ByName() const;
@@ -129,6 +136,9 @@ struct ObjectCatalogOptions {
   /// (`__strlen_avx2`) are found here as well.
   bool use_debug_files = true;
   std::string debug_dir = "/usr/lib/debug";
+  /// When the profile was written (its file's modification time, ns since the epoch; 0 when
+  /// unknown): an object modified later is not the file the profile ran (ObjectCatalog::Changed).
+  int64_t profile_mtime_ns = 0;
 };
 
 /// Object path -> ObjectImage, opened lazily on first lookup: only the program headers, section
@@ -154,9 +164,19 @@ class ObjectCatalog {
   /// What the object at `path` says about its code outside .text and its load address (its PLT
   /// slots' names, whether it is a PIE executable: src/elf/object_image_stubs.h), read on the
   /// first call through a memory map. Null for names that are not absolute paths; an object that
-  /// cannot be read gives empty facts, without a warning (Lookup warns for it when asked). Not
-  /// thread-safe; the pointer stays valid for the catalog's life.
+  /// cannot be read gives empty facts, without a warning (Lookup warns for it when asked); one
+  /// whose tables add up to more than the file (ObjectStubs::skipped) gives empty facts with a
+  /// warning ("elf: object skipped"). Not thread-safe; the pointer stays valid for the catalog's
+  /// life.
   const ObjectStubs* Stubs(std::string_view path);
+  /// Whether the object at `path` changed since the profile was written: modified after it
+  /// (options.profile_mtime_ns), or found changed by MarkChanged. Such an object's stubs are not
+  /// read (Stubs gives empty facts), and one warning names it ("elf: object changed"). One stat
+  /// per path.
+  bool Changed(std::string_view path);
+  /// Records that the object at `path` is not the file the profile ran (`why` says how that was
+  /// found), with one warning.
+  void MarkChanged(std::string_view path, const std::string& why);
   /// Registers `image` under `path` (in-memory images for tests, or objects found elsewhere),
   /// replacing what was there. Returns the stored image.
   const ObjectImage* Add(std::string path, ObjectImage image);
@@ -178,6 +198,8 @@ class ObjectCatalog {
   std::vector<AbsentObject> absent_;
   std::map<std::string, bool, std::less<>> fixed_;  // MayHaveFixedAddresses answers
   std::map<std::string, std::unique_ptr<ObjectStubs>, std::less<>> stubs_;
+  std::map<std::string, bool, std::less<>> changed_;  // Changed's answers
+  std::unique_ptr<ObjectStubs> no_stubs_;             // what Stubs gives a changed object
   int64_t opened_ = 0;
 };
 

@@ -75,6 +75,11 @@ void AppendImageStatsText(const JitImagePlan& plan, const JitImageWriteStats& wr
             "cg-inject: MoarVM code files in %s: %" PRId64 " of %" PRId64
             " paired with the perf map's %" PRId64 " lines (%" PRId64 " size mismatches)\n",
             m.dir.c_str(), m.paired, m.files, m.lines, m.size_mismatches);
+  if (plan.versions_untouched > 0)
+    AppendF(out,
+            "cg-inject: %" PRId64 " code versions the profile never ran: no image (%" PRId64
+            " images not written)\n",
+            plan.versions_untouched, plan.images_untouched);
   if (plan.images.empty()) return;
   AppendF(out,
           "cg-inject: ELF images for machine code: %" PRId64 " (%" PRId64 " functions, %" PRId64
@@ -114,16 +119,18 @@ void AddImageStatsJson(const JitImagePlan& plan, const JitImageWriteStats& writt
     }
     member += "]";
   }
-  if (plan.images.empty()) {
+  if (plan.images.empty() && plan.images_untouched == 0) {
     json->insert(close, member);
     return;
   }
   AppendF(&member,
           ",\"elf_images\":{\"images\":%" PRId64 ",\"functions\":%" PRId64 ",\"line_rows\":%" PRId64
           ",\"bytes\":%" PRIu64 ",\"versions\":%" PRId64 ",\"shared\":%" PRId64
-          ",\"salted\":%" PRId64 ",\"skipped\":%" PRId64 "}",
+          ",\"salted\":%" PRId64 ",\"skipped\":%" PRId64 ",\"untouched_versions\":%" PRId64
+          ",\"untouched_images\":%" PRId64 "}",
           written.images, written.symbols, written.line_rows, written.file_bytes,
-          plan.versions_placed, plan.versions_shared, plan.salted_versions, plan.versions_skipped);
+          plan.versions_placed, plan.versions_shared, plan.salted_versions, plan.versions_skipped,
+          plan.versions_untouched, plan.images_untouched);
   json->insert(close, member);
 }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cinttypes>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -122,6 +123,7 @@ class CatalogExtents : public ObjectExtents {
   }
   std::optional<std::string> FunctionAt(std::string_view object, uint64_t addr) const override {
     std::lock_guard<std::mutex> lock(mu_);
+    if (catalog_->Changed(object)) return std::nullopt;  // its symbols are another build's
     const ObjectImage* image = catalog_->Lookup(object);
     const ElfSymbol* symbol = image != nullptr ? image->LookupSymbol(addr) : nullptr;
     if (symbol == nullptr) return std::nullopt;
@@ -143,11 +145,40 @@ class CatalogExtents : public ObjectExtents {
     if (stubs == nullptr || stubs->fixed_addresses || stubs->pie_executable) return std::nullopt;
     return stubs->SlotBias(addr, target);
   }
+  bool StubCallFits(std::string_view object, uint64_t addr, std::string_view target_object,
+                    std::string_view target) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ObjectStubs* stubs = catalog_->Stubs(object);
+    const PltSlot* slot = stubs != nullptr ? stubs->PltSlotAt(addr) : nullptr;
+    if (slot == nullptr) return true;
+    // Names compared without their version ("memcpy@@GLIBC_2.14" is memcpy).
+    auto base = [](std::string_view name) { return name.substr(0, name.find('@')); };
+    if (base(slot->symbol) == base(target)) return true;
+    const ObjectImage* image = catalog_->Lookup(target_object);
+    if (image == nullptr) return true;
+    const std::vector<const ElfSymbol*> reached = image->FindSymbols(target);
+    if (reached.empty()) return true;  // a name the target object does not hold (demangled C++)
+    for (const ElfSymbol* symbol : reached) {
+      if (base(symbol->name) == base(slot->symbol)) return true;
+      for (std::string_view alias : image->AliasesOf(*symbol)) {
+        if (base(alias) == base(slot->symbol)) return true;  // free's slot reaching cfree
+      }
+    }
+    // strcpy's slot reaches __strcpy_avx2, as its resolver chose: no proof of anything.
+    if (image->IsIndirect(slot->symbol)) return true;
+    char at[32];
+    std::snprintf(at, sizeof at, "0x%" PRIx64, slot->addr);
+    catalog_->MarkChanged(object, "its PLT slot at " + std::string(at) + " names " +
+                                      std::string(slot->symbol) +
+                                      ", but the profile shows its stub calling " +
+                                      std::string(target) + " in " + std::string(target_object));
+    return false;
+  }
   std::optional<std::string> CodeNameAt(std::string_view object, uint64_t addr) const override {
     std::lock_guard<std::mutex> lock(mu_);
     const ObjectStubs* stubs = catalog_->Stubs(object);
     if (stubs == nullptr || !stubs->IsCode(addr)) return std::nullopt;
-    if (const PltSlot* slot = stubs->PltSlotAt(addr)) return slot->name;
+    if (const PltSlot* slot = stubs->PltSlotAt(addr)) return slot->Name();
     const ObjectImage* image = catalog_->Lookup(object);
     const ElfSymbol* symbol = image != nullptr ? image->LookupSymbol(addr) : nullptr;
     return symbol != nullptr ? ValgrindFunctionName(symbol->name) : std::string();
@@ -381,6 +412,15 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   }
   JitImageWriteStats images_written;
   if (injector) {
+    // Only the images the output names, with only the versions it names: a jitdump that loaded
+    // one address 10,000 times wrote 10,000 images for a profile that ran one (issue 36 item 6).
+    KeepTouched(&images, injector->touched_versions());
+    if (images.versions_untouched > 0) {
+      SayTo(said, options, 2,
+            p.input + ": " + std::to_string(images.versions_untouched) +
+                " code versions the profile never ran get no ELF image (" +
+                std::to_string(images.images_untouched) + " images not written)");
+    }
     // Images first: once the profile is in place, every ob= it names exists.
     images_written = WriteJitImages(images, index, group);
     if (options.stats == StatsFormat::kText) {
@@ -403,6 +443,21 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   }
   SayTo(said, options, 2, "wrote " + p.output);
   for (const PlannedJitImage& image : images.images) SayTo(said, options, 2, "wrote " + image.path);
+}
+
+/// When the oldest input was last modified (ns since the epoch; stdin's file too), or 0 when no
+/// input is a file: the objects a profile names were mapped before it was written.
+int64_t OldestModification(const std::vector<PlannedOutput>& plan) {
+  int64_t oldest = 0;
+  for (const PlannedOutput& p : plan) {
+    struct stat st;
+    const bool known = p.input == "-" ? fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)
+                                      : stat(p.input.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    if (!known) continue;
+    const int64_t modified = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    if (oldest == 0 || modified < oldest) oldest = modified;
+  }
+  return oldest;
 }
 
 /// "not read: A, B" for the inputs that never started, or "".
@@ -476,7 +531,9 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* 
             "; give --perf-map or --jitdump): JIT code keeps its addresses");
   }
 
-  ObjectCatalog catalog({}, &diagnostics);
+  ObjectCatalogOptions catalog_options;
+  catalog_options.profile_mtime_ns = OldestModification(plan);
+  ObjectCatalog catalog(catalog_options, &diagnostics);
   CatalogExtents extents(&catalog);
   InjectOptions inject_options;
   inject_options.force = options.force;

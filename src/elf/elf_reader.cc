@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "elf/elf_header.h"
+#include "elf/name_ends.h"
 #include "elf/object_file_map.h"
 #include "util/flat_hash_map.h"
 
@@ -135,7 +136,14 @@ struct ElfFile {
     if (end == std::string_view::npos) return {};
     return table.substr(offset, end - offset);
   }
-  std::string_view SectionName(const Section& s) const { return StringAt(section_names, s.name); }
+  // Section names are short (".gnu_debuglink"): looked for within a window, so that 65,000
+  // headers naming one long run of letters cost no more than the headers.
+  std::string_view SectionName(const Section& s) const {
+    return StringAt(section_names.substr(0, std::min<uint64_t>(section_names.size(),
+                                                               uint64_t(s.name) + kSectionNameMax)),
+                    s.name);
+  }
+  static constexpr uint64_t kSectionNameMax = 256;
   std::string_view Contents(const Section& s) const {
     return fields().Fits(s.offset, s.size) ? fields().Slice(s.offset, s.size) : std::string_view();
   }
@@ -165,6 +173,7 @@ std::string ParseElf(std::string_view bytes, ElfFile* elf) {
   if (elf->facts.shstrndx < elf->sections.size()) {
     elf->section_names = elf->Contents(elf->sections[elf->facts.shstrndx]);
   }
+  uint64_t table_bytes = 0;
   for (const Section& s : elf->sections) {
     if (s.type != kShtSymtab && s.type != kShtDynsym) continue;
     const std::string name(elf->SectionName(s));
@@ -175,6 +184,16 @@ std::string ParseElf(std::string_view bytes, ElfFile* elf) {
         !f.Fits(elf->sections[s.link].offset, elf->sections[s.link].size)) {
       return "string table of symbol table " + name + " ends past the end of the file";
     }
+    table_bytes += s.size;  // each at most the file's size: no overflow for 65,535 of them
+  }
+  // Each symbol table is read once, so reading costs what the file holds, unless section headers
+  // describe one table many times (65,000 headers over one table made reading quadratic, issue
+  // 36): such a file is no object a linker wrote, and reading it is refused, not bounded
+  // silently.
+  if (table_bytes > f.size()) {
+    return "skipped: its symbol tables add up to " + std::to_string(table_bytes) +
+           " bytes, more than the file's " + std::to_string(f.size()) +
+           " (section headers describing one table again and again)";
   }
   return "";
 }
@@ -193,6 +212,7 @@ struct Candidate {
   uint64_t addr = 0;
   uint64_t size = 0;
   std::string_view name;
+  bool indirect = false;  // STT_GNU_IFUNC
 };
 
 // Valgrind 3.19 picks one name per address. In `ls` and C++ test profiles with libc6-dbg
@@ -214,15 +234,20 @@ bool Preferred(const Candidate& a, const Candidate& b) {
 bool ByAddress(const Candidate& a, const Candidate& b) { return a.addr < b.addr; }
 
 // Appends the function symbols of every section of `type` (.symtab or .dynsym), except those at
-// an address in `skip`, whose names are then never read.
+// an address in `skip`, whose names are then never read. Names that do not end within
+// NameEnds::kQuickScan bytes are resolved after the tables are read, each byte of the file
+// scanned once (name_ends.h).
 void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>* out,
                       const FlatHashMap<uint64_t, NoValue>* skip = nullptr) {
   const Layout& l = *elf.layout;
   const Fields f = elf.fields();
+  NameEnds names(elf.bytes);
+  const size_t first = out->size();
+  bool long_names = false;
   for (const Section& s : elf.sections) {
     if (s.type != type) continue;
     // OpenElf checked both tables against the file.
-    const std::string_view strings = elf.Contents(elf.sections[s.link]);
+    const Section& strings = elf.sections[s.link];
     const uint64_t count = s.size / l.sym_size;
     for (uint64_t i = 0; i < count; ++i) {
       const uint64_t at = s.offset + i * l.sym_size;
@@ -237,22 +262,43 @@ void CollectFunctions(const ElfFile& elf, uint32_t type, std::vector<Candidate>*
       const uint64_t size = f.Read(at + l.st_size, l.word);
       if (shndx == 0 || value == 0 || size == 0) continue;
       if (skip != nullptr && skip->contains(value)) continue;
-      const std::string_view name = ElfFile::StringAt(strings, f.Read(at + l.st_name, 4));
-      if (name.empty()) continue;
+      std::string_view name;
+      const uint64_t name_offset = f.Read(at + l.st_name, 4);
+      if (!names.Quick(strings.offset, strings.offset + strings.size, name_offset, &name)) {
+        // A long name: found below, kept under its index for now.
+        names.Later(strings.offset, strings.offset + strings.size, name_offset,
+                    uint32_t(out->size() - first));
+        long_names = true;
+      } else if (name.empty()) {
+        continue;
+      }
       Candidate c;
       c.addr = value;
       c.size = size;
       c.name = name;
+      c.indirect = sym_type == kSttGnuIfunc;
       out->push_back(c);
     }
   }
+  if (!long_names) return;
+  for (const NameEnds::Resolved& r : names.Resolve()) (*out)[first + r.tag].name = r.name;
+  // A name no NUL ends inside its table is no name.
+  out->erase(std::remove_if(out->begin() + std::ptrdiff_t(first), out->end(),
+                            [](const Candidate& c) { return c.name.empty(); }),
+             out->end());
 }
 
 // The GNU build ID in the notes `notes`, as lowercase hex, or "". Note headers are three 4-byte
-// words in both classes; name and description are padded to 4 bytes.
-std::string BuildIdFromNotes(const Fields& f) {
+// words in both classes; name and description are padded to 4 bytes. `*budget` is what may still
+// be read of the file's notes: headers describing one block of notes many times read it once.
+std::string BuildIdFromNotes(const Fields& f, uint64_t* budget) {
   static constexpr char kHex[] = "0123456789abcdef";
   auto align4 = [](uint64_t n) { return n + (-n & 3); };
+  if (f.size() > *budget) {
+    *budget = 0;
+    return "";
+  }
+  *budget -= f.size();
   for (uint64_t at = 0; f.Fits(at, 12);) {
     const uint64_t namesz = f.Read(at, 4);
     const uint64_t descsz = f.Read(at + 4, 4);
@@ -277,11 +323,13 @@ std::string BuildIdFromNotes(const Fields& f) {
 // The GNU build ID from the note sections, else from PT_NOTE segments (a file without section
 // headers), or "".
 std::string BuildId(const ElfFile& elf) {
+  uint64_t budget = elf.bytes.size();
   for (const Section& s : elf.sections) {
     if (s.type != kShtNote) continue;
-    std::string id = BuildIdFromNotes(Fields(elf.Contents(s)));
+    std::string id = BuildIdFromNotes(Fields(elf.Contents(s)), &budget);
     if (!id.empty()) return id;
   }
+  budget = elf.bytes.size();  // the segments hold the same notes as the sections
   const Layout& l = *elf.layout;
   const Fields f = elf.fields();
   for (uint64_t i = 0; i < elf.facts.phnum; ++i) {
@@ -290,7 +338,7 @@ std::string BuildId(const ElfFile& elf) {
     const uint64_t offset = f.Read(at + l.ph_offset, l.word);
     const uint64_t size = f.Read(at + l.ph_filesz, l.word);
     if (!f.Fits(offset, size)) continue;
-    std::string id = BuildIdFromNotes(Fields(f.Slice(offset, size)));
+    std::string id = BuildIdFromNotes(Fields(f.Slice(offset, size)), &budget);
     if (!id.empty()) return id;
   }
   return "";
@@ -396,6 +444,10 @@ std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path, ElfFile* 
                      ByAddress);
   std::vector<ElfSymbol> symbols;
   symbols.reserve(candidates.size());
+  std::vector<uint64_t> indirect;
+  for (const Candidate& c : candidates) {
+    if (c.indirect) indirect.push_back(c.addr);
+  }
   for (auto begin = candidates.begin(); begin != candidates.end();) {
     auto end = begin + 1;
     while (end != candidates.end() && end->addr == begin->addr) ++end;
@@ -420,6 +472,7 @@ std::unique_ptr<ObjectImage> BuildImage(const std::string& image_path, ElfFile* 
   auto image =
       std::make_unique<ObjectImage>(image_path, elf->facts.type == kTypeDyn, std::move(segments),
                                     std::move(symbols), std::move(debug_file), std::move(names));
+  image->SetIndirect(std::move(indirect));
   // Nothing is read from the maps again but the names lookups return.
   if (elf->map) elf->map->DropPages();
   if (debug && debug->map) debug->map->DropPages();

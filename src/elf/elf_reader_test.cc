@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "elf/elf_test_util.h"
+
 // A function this test looks for in its own executable's .symtab. extern "C" for a plain name;
 // the loop keeps it longer than one instruction.
 extern "C" __attribute__((noinline, used)) int CgInjectElfTestProbe(int n) {
@@ -713,6 +715,39 @@ TEST_P(TinyElfTest, EveryCorruptByteIsRefusedOrReadWithinTheFile) {
   for (size_t cut = 1; cut < original.size(); ++cut) read(original.substr(0, cut));
   // Most single-byte changes (names, values, padding) still make a readable file.
   EXPECT_GT(accepted, refused);
+}
+
+TEST_P(TinyElfTest, SymbolTableDescribedManyTimesIsSkipped) {
+  // Every header is read once, and each table once: 65,000 headers over one table made reading
+  // quadratic (issue 36 item 1). A linker writes each table once, so such a file is refused,
+  // saying why.
+  TinyElf elf(GetParam(), TinySymbols());
+  ScopedTempFile once(RepeatSection(elf.bytes(), GetParam(), 2, 1));
+  std::string why;
+  // Twice fits in the file: read (a file may have a .symtab and a .dynsym).
+  EXPECT_NE(Open(once.path(), &why), nullptr) << why;
+  ScopedTempFile many(RepeatSection(elf.bytes(), GetParam(), 2, 200));
+  EXPECT_THAT(AbsentReason(many.path()),
+              testing::MatchesRegex("skipped: its symbol tables add up to [0-9]+ bytes, more "
+                                    "than the file's [0-9]+ \\(section headers describing one "
+                                    "table again and again\\)"));
+}
+
+TEST_P(TinyElfTest, LongNamesAreReadWhole) {
+  // Names past the reader's quick scan are found after the table is read (elf/name_ends.h).
+  const std::string long_name(3000, 'L'), medium_name(300, 'M');
+  TinyElf elf(GetParam(), {{"short", 0x11000, 0x10},
+                           {long_name, 0x11010, 0x10},
+                           {medium_name, 0x11020, 0x10},
+                           {"tail", 0x11030, 0x10}});
+  ScopedTempFile file(elf.bytes());
+  std::string why;
+  std::unique_ptr<ObjectImage> image = Open(file.path(), &why);
+  ASSERT_NE(image, nullptr) << why;
+  std::vector<std::string> names;
+  for (const ElfSymbol& s : image->symbols()) names.emplace_back(s.name);
+  EXPECT_THAT(names, testing::ElementsAre("short", long_name, medium_name, "tail"));
+  EXPECT_EQ(image->FindSymbol(long_name)->addr, 0x11010u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Classes, TinyElfTest, testing::Values(false, true),

@@ -62,11 +62,16 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
     stems.push_back(stem);
   }
 
-  // Per source: its images (indices into plan.images) and their occupancy.
+  // Per source: the images a version may share (indices into plan.images, at most
+  // max_shared_images), how many images it has in all, and their occupancy.
   std::map<uint32_t, std::vector<size_t>> images_of_source;
+  std::map<uint32_t, size_t> image_count;
   std::vector<ImageState> states;
-  // (source, start, name, code) of placed versions -> image, for reloads of identical code.
-  std::map<std::tuple<uint32_t, uint64_t, std::string_view, std::string_view>, size_t> placed;
+  // (source, start, name, code) of placed versions -> (image, version), for reloads of identical
+  // code.
+  std::map<std::tuple<uint32_t, uint64_t, std::string_view, std::string_view>,
+           std::pair<size_t, uint32_t>>
+      placed;
 
   // SymbolIndex::version(i) is in load order.
   for (uint32_t i = 0; i < index.size(); ++i) {
@@ -82,7 +87,8 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
     if (v.salted_code_tail() > 0) ++plan.salted_versions;
     auto key = std::make_tuple(v.source(), v.start(), std::string_view(v.function_name()), code);
     if (auto it = placed.find(key); it != placed.end()) {
-      plan.object_by_version[i] = plan.images[it->second].object;
+      plan.object_by_version[i] = plan.images[it->second.first].object;
+      plan.shared_with.emplace_back(i, it->second.second);
       ++plan.versions_shared;
       continue;
     }
@@ -99,22 +105,51 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
     if (image == SIZE_MAX) {
       image = plan.images.size();
       PlannedJitImage& p = plan.images.emplace_back();
+      size_t& count = image_count[v.source()];
       std::string name = naming.stem + "." + stems[v.source()];
-      if (!mine.empty()) name += "." + std::to_string(mine.size() + 1);
+      if (count > 0) name += "." + std::to_string(count + 1);
+      ++count;
       name += ".elf";
       p.path = naming.dir.empty() ? name : naming.dir + "/" + name;
       p.object = naming.relative ? name : p.path;
       p.source = v.source();
       p.machine = machine;
-      mine.push_back(image);
+      // Past the shared images, a version has its image to itself: later versions never look
+      // at it, so placing one costs at most max_shared_images lookups.
+      if (mine.size() < naming.max_shared_images) {
+        mine.push_back(image);
+      } else {
+        ++plan.versions_alone;
+      }
       states.emplace_back();
     }
     states[image].ranges.emplace(v.start(), end);
     plan.images[image].versions.push_back(i);
     plan.object_by_version[i] = plan.images[image].object;
-    placed.emplace(key, image);
+    placed.emplace(key, std::make_pair(image, i));
   }
   return plan;
+}
+
+void KeepTouched(JitImagePlan* plan, const std::vector<bool>& touched_versions) {
+  // A reload the output names keeps the symbol it shares.
+  std::vector<bool> touched = touched_versions;
+  for (auto [reload, placed] : plan->shared_with) {
+    if (reload < touched.size() && touched[reload] && placed < touched.size())
+      touched[placed] = true;
+  }
+  std::vector<PlannedJitImage> kept;
+  for (PlannedJitImage& image : plan->images) {
+    const size_t before = image.versions.size();
+    std::erase_if(image.versions, [&](uint32_t v) { return v >= touched.size() || !touched[v]; });
+    plan->versions_untouched += int64_t(before - image.versions.size());
+    if (image.versions.empty()) {
+      ++plan->images_untouched;
+    } else {
+      kept.push_back(std::move(image));
+    }
+  }
+  plan->images = std::move(kept);
 }
 
 JitImageWriteStats WriteJitImages(const JitImagePlan& plan, const SymbolIndex& index,

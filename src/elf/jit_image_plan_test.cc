@@ -127,5 +127,48 @@ TEST_F(JitImagePlanTest, WritesEveryImage) {
   std::filesystem::remove_all(dir);
 }
 
+TEST_F(JitImagePlanTest, CodeReusedManyTimesAtOneAddressGetsImagesOfItsOwn) {
+  // A jitdump that loads one address 10,000 times (issue 36 item 6): placing each version tried
+  // every image so far. Past max_shared_images a version has an image to itself.
+  std::vector<std::string> names;
+  for (int i = 0; i < 200; ++i) names.push_back("v" + std::to_string(i));
+  for (const std::string& name : names) index_.Add(Version(0x1000, name, "\x90\xc3"));
+  index_.Finish();
+  JitImageNaming naming{"/out", "p", false};
+  naming.max_shared_images = 8;
+  JitImagePlan plan = PlanJitImages(index_, naming);
+  ASSERT_EQ(plan.images.size(), 200u);
+  EXPECT_EQ(plan.versions_alone, 192);
+  for (size_t i = 0; i < plan.images.size(); ++i) {
+    EXPECT_THAT(plan.images[i].versions, ElementsAre(uint32_t(i)));
+    EXPECT_EQ(
+        plan.images[i].path,
+        "/out/p.jit-7.dump" + (i == 0 ? std::string() : "." + std::to_string(i + 1)) + ".elf");
+  }
+}
+
+TEST_F(JitImagePlanTest, OnlyTouchedVersionsAndTheirImagesAreKept) {
+  index_.Add(Version(0x1000, "a", "\x90\xc3"));
+  index_.Add(Version(0x1000, "b", "\x90\xc3"));  // reuses a's address: image 2
+  index_.Add(Version(0x2000, "c", "\x90\xc3"));  // beside a: image 1
+  index_.Add(Version(0x1000, "b", "\x90\xc3"));  // b loaded again, identical: shares b's symbol
+  JitImagePlan plan = Plan();
+  ASSERT_EQ(plan.images.size(), 2u);
+  ASSERT_EQ(plan.versions_shared, 1);
+  JitImagePlan untouched = plan;
+  // The output named c, and the reload of b only.
+  KeepTouched(&plan, {false, false, true, true});
+  ASSERT_EQ(plan.images.size(), 2u);
+  EXPECT_THAT(plan.images[0].versions, ElementsAre(2u));
+  EXPECT_THAT(plan.images[1].versions, ElementsAre(1u));  // the symbol the reload shares
+  EXPECT_EQ(plan.versions_untouched, 1);
+  EXPECT_EQ(plan.images_untouched, 0);
+  KeepTouched(&untouched, {true, false, false, false});
+  ASSERT_EQ(untouched.images.size(), 1u);
+  EXPECT_THAT(untouched.images[0].versions, ElementsAre(0u));
+  EXPECT_EQ(untouched.versions_untouched, 2);
+  EXPECT_EQ(untouched.images_untouched, 1);
+}
+
 }  // namespace
 }  // namespace cg_inject

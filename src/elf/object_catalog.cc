@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cg_inject/diagnostics.h"
@@ -66,10 +67,72 @@ bool ObjectCatalog::MayHaveFixedAddresses(std::string_view path) {
 
 const ObjectStubs* ObjectCatalog::Stubs(std::string_view path) {
   if (path.empty() || path.front() != '/') return nullptr;
+  if (Changed(path)) {
+    if (!no_stubs_) no_stubs_ = std::make_unique<ObjectStubs>();
+    return no_stubs_.get();
+  }
   if (auto it = stubs_.find(path); it != stubs_.end()) return it->second.get();
   auto stubs =
       std::make_unique<ObjectStubs>(ReadObjectStubsFile(options_.root + std::string(path)));
+  // A file that cannot be read is warned about by Lookup, when asked; one whose tables would cost
+  // more than the file holds is read by Lookup without them, so it is said here.
+  if (!stubs->skipped.empty() && diagnostics_ != nullptr) {
+    diagnostics_->Warn("elf: object skipped", options_.root + std::string(path) + ": " +
+                                                  stubs->skipped +
+                                                  "; its code in ??? keeps its addresses");
+  }
   return stubs_.emplace(std::string(path), std::move(stubs)).first->second.get();
+}
+
+namespace {
+
+/// "2024-05-01 12:00:01" in local time, for messages.
+std::string LocalTime(int64_t ns) {
+  const time_t seconds = time_t(ns / 1000000000);
+  struct tm tm {};
+  char text[32] = "?";
+  if (localtime_r(&seconds, &tm) != nullptr) strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm);
+  return text;
+}
+
+}  // namespace
+
+bool ObjectCatalog::Changed(std::string_view path) {
+  if (path.empty() || path.front() != '/') return false;
+  if (auto it = changed_.find(path); it != changed_.end()) return it->second;
+  bool changed = false;
+  struct stat st {};
+  const std::string file = options_.root + std::string(path);
+  if (options_.profile_mtime_ns != 0 && stat(file.c_str(), &st) == 0) {
+    const int64_t modified = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    // Callgrind writes the profile when the program ends, after every object was mapped: an
+    // object modified later was rebuilt, or rewritten, since (issue 36 item 3: its stubs were
+    // named after the new file's PLT slots, every name wrong).
+    if (modified > options_.profile_mtime_ns) {
+      changed = true;
+      if (diagnostics_ != nullptr) {
+        diagnostics_->Warn("elf: object changed",
+                           file + ": modified after the profile was written (at " +
+                               LocalTime(modified) + ", the profile at " +
+                               LocalTime(options_.profile_mtime_ns) +
+                               "): not the file the profile ran, so its code in ??? keeps its "
+                               "addresses");
+      }
+    }
+  }
+  changed_.emplace(std::string(path), changed);
+  return changed;
+}
+
+void ObjectCatalog::MarkChanged(std::string_view path, const std::string& why) {
+  auto [it, inserted] = changed_.try_emplace(std::string(path), true);
+  if (!inserted && it->second) return;  // said already
+  it->second = true;
+  if (diagnostics_ != nullptr) {
+    diagnostics_->Warn("elf: object changed", options_.root + std::string(path) +
+                                                  ": changed since the profile was written: " +
+                                                  why + "; its code in ??? keeps its addresses");
+  }
 }
 
 const ObjectImage* ObjectCatalog::Add(std::string path, ObjectImage image) {

@@ -7,6 +7,8 @@
 #include <limits>
 #include <mutex>
 #include <numeric>
+#include <string_view>
+#include <unordered_set>
 
 namespace cg_inject {
 namespace {
@@ -60,6 +62,10 @@ ObjectImage::ObjectImage(std::string path, bool is_pie, std::vector<LoadSegment>
   }
 
   std::vector<size_t> kept;  // aliases kept for one address; reused across groups
+  // The names kept at one address, for an address with many: comparing each with every kept
+  // one was quadratic (250,000 symbols at one address took 85 s, issue 36).
+  constexpr size_t kFewAliases = 16;
+  std::unordered_set<std::string_view> kept_names;
   for (size_t begin = 0; begin < order.size();) {
     size_t end = begin;
     while (end < order.size() && symbols[order[end]].addr == symbols[order[begin]].addr) ++end;
@@ -71,13 +77,16 @@ ObjectImage::ObjectImage(std::string path, bool is_pie, std::vector<LoadSegment>
       }
     }
     kept.clear();
+    kept_names.clear();
+    const bool many = end - begin > kFewAliases;
     for (size_t i = begin; i < end; ++i) {
       const std::string_view name = symbols[order[i]].name;
       if (i == primary || name == symbols[order[primary]].name) continue;
-      if (std::none_of(kept.begin(), kept.end(),
-                       [&](size_t k) { return symbols[order[k]].name == name; })) {
-        kept.push_back(i);
-      }
+      const bool fresh = many ? kept_names.insert(name).second
+                              : std::none_of(kept.begin(), kept.end(), [&](size_t k) {
+                                  return symbols[order[k]].name == name;
+                                });
+      if (fresh) kept.push_back(i);
     }
     alias_begin_.push_back(static_cast<uint32_t>(alias_names_.size()));
     symbols_.push_back(symbols[order[primary]]);
@@ -108,6 +117,20 @@ const std::vector<std::pair<std::string_view, uint32_t>>& ObjectImage::ByName() 
     std::sort(by_name_.begin(), by_name_.end());
   });
   return by_name_;
+}
+
+void ObjectImage::SetIndirect(std::vector<uint64_t> addresses) {
+  std::sort(addresses.begin(), addresses.end());
+  addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+  indirect_ = std::move(addresses);
+}
+
+bool ObjectImage::IsIndirect(std::string_view name) const {
+  if (indirect_.empty()) return false;
+  for (const ElfSymbol* s : FindSymbols(name)) {
+    if (std::binary_search(indirect_.begin(), indirect_.end(), s->addr)) return true;
+  }
+  return false;
 }
 
 bool ObjectImage::IsCode(uint64_t addr) const {

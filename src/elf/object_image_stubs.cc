@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "elf/elf_header.h"
+#include "elf/name_ends.h"
 #include "elf/object_file_map.h"
 
 namespace cg_inject {
@@ -72,18 +73,46 @@ std::vector<Section> ReadSections(const Bytes& file, const ElfHeaderFacts& h) {
     s.entsize = file.Read<uint64_t>(at + 56);
     sections.push_back(s);
   }
-  // Names, from the section-name string table.
+  // Names, from the section-name string table. Section names are short (".plt.got"): a name is
+  // looked for within a window, so 65,000 headers naming one long run of letters cost no more
+  // than the headers.
   if (h.shstrndx < sections.size()) {
     const Section& strtab = sections[h.shstrndx];
     std::string_view names = file.View(strtab.offset, strtab.size);
     for (uint64_t i = 0; i < h.shnum; ++i) {
       const uint32_t name = file.Read<uint32_t>(h.shoff + i * 64);
       if (name >= names.size()) continue;
-      std::string_view rest = names.substr(name);
-      sections[i].name = rest.substr(0, rest.find('\0'));
+      std::string_view rest = names.substr(name, 64);
+      const size_t end = rest.find('\0');
+      if (end != std::string_view::npos) sections[i].name = rest.substr(0, end);
     }
   }
   return sections;
+}
+
+/// Why the sections of the kinds a reader loops over add up to more than the file, or "": a
+/// linker writes each table once, so reading them all costs what the file holds, while section
+/// headers that describe one table thousands of times made it quadratic (65,000 SHT_RELA
+/// headers over one 100,000-entry block: 103 s, issue 36 item 1).
+std::string OverlappingTables(uint64_t file_size, const std::vector<Section>& sections) {
+  uint64_t rela = 0, dynamic = 0, plt = 0;
+  for (const Section& s : sections) {
+    // What the loops below may read of it: up to the end of the file, at most its size, so 65,535
+    // of them cannot overflow.
+    const uint64_t bytes = s.offset < file_size ? std::min(s.size, file_size - s.offset) : 0;
+    if (s.type == kShtRela) rela += bytes;
+    if (s.type == kShtDynamic) dynamic += bytes;
+    if (s.name == ".plt" || s.name == ".plt.got" || s.name == ".plt.sec") plt += bytes;
+  }
+  auto say = [&](const char* what, uint64_t bytes) {
+    return "skipped: its " + std::string(what) + " add up to " + std::to_string(bytes) +
+           " bytes, more than the file's " + std::to_string(file_size) +
+           " (section headers describing one table again and again)";
+  };
+  if (rela > file_size) return say("relocation sections", rela);
+  if (dynamic > file_size) return say("dynamic sections", dynamic);
+  if (plt > file_size) return say("PLT sections", plt);
+  return "";
 }
 
 bool IsPieExecutable(const Bytes& file, const std::vector<Section>& sections) {
@@ -99,15 +128,19 @@ bool IsPieExecutable(const Bytes& file, const std::vector<Section>& sections) {
 }
 
 /// GOT address -> the name of the symbol its relocation names, from every SHT_RELA section whose
-/// symbol table (sh_link) is readable.
-std::unordered_map<uint64_t, std::string_view> GotNames(const Bytes& file,
+/// symbol table (sh_link) is readable. Names are views into `bytes`; each byte of the file is
+/// looked at for a name's end once at most (name_ends.h), however the names overlap.
+std::unordered_map<uint64_t, std::string_view> GotNames(std::string_view bytes, const Bytes& file,
                                                         const std::vector<Section>& sections) {
   std::unordered_map<uint64_t, std::string_view> names;
+  NameEnds ends(bytes);
+  std::vector<uint64_t> long_name_gots;  // by NameEnds tag
   for (const Section& rela : sections) {
     if (rela.type != kShtRela || rela.link >= sections.size()) continue;
     const Section& symtab = sections[rela.link];
     if (symtab.link >= sections.size()) continue;
-    std::string_view strings = file.View(sections[symtab.link].offset, sections[symtab.link].size);
+    const Section& strtab = sections[symtab.link];
+    if (file.View(strtab.offset, strtab.size).size() != strtab.size || strtab.size == 0) continue;
     for (uint64_t at = rela.offset; at + 24 <= rela.offset + rela.size && file.Has(at, 24);
          at += 24) {
       const uint64_t got = file.Read<uint64_t>(at);
@@ -116,12 +149,19 @@ std::unordered_map<uint64_t, std::string_view> GotNames(const Bytes& file,
       const uint64_t sym_at = symtab.offset + symbol * 24;
       if (!file.Has(sym_at, 24)) continue;
       const uint32_t name = file.Read<uint32_t>(sym_at);
-      if (name == 0 || name >= strings.size()) continue;
-      std::string_view rest = strings.substr(name);
-      size_t end = rest.find('\0');
-      if (end == std::string_view::npos) continue;  // runs off its string table
-      names.emplace(got, rest.substr(0, end));
+      if (name == 0) continue;
+      std::string_view found;
+      if (!ends.Quick(strtab.offset, strtab.offset + strtab.size, name, &found)) {
+        ends.Later(strtab.offset, strtab.offset + strtab.size, name,
+                   uint32_t(long_name_gots.size()));
+        long_name_gots.push_back(got);
+        continue;
+      }
+      if (!found.empty()) names.emplace(got, found);  // empty: runs off its string table
     }
+  }
+  for (const NameEnds::Resolved& r : ends.Resolve()) {
+    if (!r.name.empty()) names.emplace(long_name_gots[r.tag], r.name);
   }
   return names;
 }
@@ -184,9 +224,7 @@ std::optional<uint64_t> ObjectStubs::SlotBias(uint64_t runtime_addr,
   for (auto it = first; it != by_page_offset.end() && offset(*it) == runtime_addr % kLoadAlign;
        ++it) {
     const PltSlot& slot = plt[*it];
-    if (slot.addr > runtime_addr) continue;
-    std::string_view name = slot.name;
-    if (!name.ends_with("@plt") || name.substr(0, name.size() - 4) != target) continue;
+    if (slot.addr > runtime_addr || slot.symbol != target) continue;
     if (bias && *bias != runtime_addr - slot.addr) return std::nullopt;  // two slots fit
     bias = runtime_addr - slot.addr;
   }
@@ -206,10 +244,15 @@ ObjectStubs ReadObjectStubs(std::string_view bytes) {
     if (size != 0) stubs.code.push_back({file.Read<uint64_t>(at + 16), size, true});
   }
   std::vector<Section> sections = ReadSections(file, h);
+  stubs.skipped = OverlappingTables(bytes.size(), sections);
+  if (!stubs.skipped.empty()) {
+    stubs.code.clear();
+    return stubs;
+  }
   stubs.fixed_addresses = h.type == kEtExec;
   stubs.pie_executable = h.type == kEtDyn && IsPieExecutable(file, sections);
   // Shared libraries' slots too: a profile locates one by a stub's call (ObjectStubs::SlotBias).
-  std::unordered_map<uint64_t, std::string_view> got_names = GotNames(file, sections);
+  std::unordered_map<uint64_t, std::string_view> got_names = GotNames(bytes, file, sections);
   for (const Section& s : sections) {
     if (s.name != ".plt" && s.name != ".plt.got" && s.name != ".plt.sec") continue;
     if ((s.flags & kShfExecInstr) == 0) continue;
@@ -221,7 +264,7 @@ ObjectStubs ReadObjectStubs(std::string_view bytes) {
       if (!got) continue;
       auto name = got_names.find(*got);
       if (name == got_names.end()) continue;
-      stubs.plt.push_back({s.addr + off, slot_size, std::string(name->second) + "@plt"});
+      stubs.plt.push_back({s.addr + off, slot_size, name->second});
     }
   }
   std::sort(stubs.plt.begin(), stubs.plt.end(),
@@ -235,9 +278,13 @@ ObjectStubs ReadObjectStubs(std::string_view bytes) {
 }
 
 ObjectStubs ReadObjectStubsFile(const std::string& path) {
-  ObjectFileMap map;
-  if (!map.Open(path).empty()) return {};
-  return ReadObjectStubs(map.bytes());
+  auto map = std::make_shared<ObjectFileMap>();
+  if (!map->Open(path).empty()) return {};
+  ObjectStubs stubs = ReadObjectStubs(map->bytes());
+  // The slots' names stay in the map, read back from the page cache when a stub is named.
+  map->DropPages();
+  if (!stubs.plt.empty()) stubs.names = std::move(map);
+  return stubs;
 }
 
 }  // namespace cg_inject

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,9 +31,13 @@ inline constexpr uint64_t kLoadAlign = 0x1000;
 struct PltSlot {
   uint64_t addr = 0;
   uint64_t size = 0;
-  std::string name;
+  /// NAME: the symbol its GOT entry's relocation names, a view into the object's file (a slot
+  /// copied a name for itself: 2,000 slots of one 1 MB name took 1.9 GB, issue 36 item 2).
+  std::string_view symbol;
 
   bool Contains(uint64_t a) const { return a - addr < size; }
+  /// "NAME@plt".
+  std::string Name() const { return std::string(symbol) + "@plt"; }
 };
 
 /// The facts ReadObjectStubs gathers.
@@ -47,6 +52,12 @@ struct ObjectStubs {
   // relocation names: "NAME@plt" as objdump prints it, the slot's address and size; by address.
   std::vector<PltSlot> plt;
   std::vector<uint32_t> by_page_offset;  // indices into `plt` by address % kLoadAlign
+  /// Why the object's tables were not read (a file whose section headers describe one table
+  /// many times: reading it would cost more than the file holds), or "". Its facts are then
+  /// empty.
+  std::string skipped;
+  /// What the slots' symbols view (the file's map), when read from a file.
+  std::shared_ptr<const void> names;
 
   /// True when `addr` (an ELF address) lies in an executable segment.
   bool IsCode(uint64_t addr) const;
@@ -64,7 +75,9 @@ struct ObjectStubs {
 /// where it lies inside `bytes`). A file that cannot be read gives an empty ObjectStubs, never an
 /// error. PLT slots are decoded for x86-64 (`jmp *GOT(%rip)`, after an `endbr64`/`bnd` when
 /// there is one) and AArch64 (`adrp x16` + `ldr x17, [x16, #off]`); ELF32 objects and other
-/// machines give none.
+/// machines give none. The slots' symbols view `bytes`. Time and memory are linear in the size
+/// of `bytes`: tables of one kind (relocations, dynamic sections, PLT sections) that add up to
+/// more than the file are not read (ObjectStubs::skipped says so).
 ObjectStubs ReadObjectStubs(std::string_view bytes);
 
 /// ReadObjectStubs on the file at `path` (mapped read-only; a file that is missing, not regular

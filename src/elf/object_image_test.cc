@@ -127,6 +127,23 @@ TEST(ObjectImageTest, AliasesFoldIntoFirstGivenName) {
   EXPECT_THAT(image.AliasesOf(*image.FindSymbol("other")), ElementsAre());
 }
 
+TEST(ObjectImageTest, ManyAliasesAtOneAddressKeepEachNameOnce) {
+  // Thousands of names at one address (a hostile .symtab had 250,000: issue 36 item 1), each
+  // given twice, as .symtab and .dynsym would: every name is kept once, in the order given.
+  std::vector<std::string> names;
+  for (int i = 0; i < 5000; ++i) names.push_back("alias_" + std::to_string(i));
+  std::vector<ElfSymbol> symbols;
+  for (int round = 0; round < 2; ++round)
+    for (const std::string& n : names) symbols.push_back({0x4000, 0x40, n});
+  ObjectImage image("/hostile", false, {{0x4000, 0x1000, true}}, std::move(symbols));
+  ASSERT_EQ(image.symbols().size(), 1u);
+  EXPECT_EQ(image.symbols()[0].name, "alias_0");
+  std::vector<std::string_view> aliases = image.AliasesOf(image.symbols()[0]);
+  ASSERT_EQ(aliases.size(), names.size() - 1);
+  for (size_t i = 1; i < names.size(); ++i) EXPECT_EQ(aliases[i - 1], names[i]);
+  EXPECT_EQ(image.FindSymbol("alias_4999"), &image.symbols()[0]);
+}
+
 TEST(ObjectImageTest, SizedSymbolWinsOverEarlierSizeZeroOne) {
   ObjectImage image = Image({{0x2000, 0, "label"}, {0x2000, 0x30, "func"}});
   const ElfSymbol* s = image.LookupSymbol(0x2020);

@@ -38,6 +38,7 @@ void Injector::OnPartEnd() {
 }
 void Injector::OnAbort() { impl_->OnAbort(); }
 InjectStats Injector::stats() const { return impl_->stats(); }
+const std::vector<bool>& Injector::touched_versions() const { return impl_->touched_versions(); }
 
 Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
                      const InjectOptions& options, ProfileSink* downstream)
@@ -151,6 +152,7 @@ void Injector::Impl::OnLayout(const PartLayout& layout) {
 
 void Injector::Impl::FinishBlock() {
   if (mode_ == Mode::kNone) return;
+  SettleStub();
   // An ordinary block with no records at all still passes through (it declares the function);
   // one whose records all moved to JIT code is dropped: it reappears with its synthesized edges.
   if (mode_ == Mode::kPass && pending_header_ && !cur_deferred_) EmitPassHeader();
@@ -226,6 +228,13 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
     // A real object's stub in `???`: written under the object's name for it, at its ELF
     // addresses (issue 23 item 7).
     cur_stub_ = true;
+    cur_stub_unsettled_ = true;
+    cur_unstubbed_ = cur_out_;
+    cur_unstubbed_.raw = {};  // formatted if it is written after all
+    JitName stub_name;
+    ParseJitFunctionName(names_.Text(key.function), &stub_name);
+    cur_stub_addr_ = stub_name.addr;
+    held_costs_.clear();
     cur_out_.object = Name{stub.object, names_.Text(stub.object)};
     cur_out_.function = Name{stub.function, names_.Text(stub.function)};
     cur_raw_.clear();
@@ -250,7 +259,41 @@ void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
   }
 }
 
-bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias) {
+void Injector::Impl::SettleStub() {
+  if (!cur_stub_unsettled_) return;
+  cur_stub_unsettled_ = false;
+  // The stub's call showed its object changed: if no call line named it yet, the block keeps
+  // the input's names and addresses, as every later stub of that object does.
+  if (objects_.Changed(cur_out_.object.id) && objects_.ForgetStub(cur_stub_addr_)) {
+    cur_stub_ = false;
+    cur_out_ = cur_unstubbed_;
+  }
+  for (const HeldCost& held : held_costs_) EmitPassCost(held.position, held.file, held.costs);
+  held_costs_.clear();
+}
+
+void Injector::Impl::EmitPassCost(const Position& plain, Name file, std::span<const uint64_t> costs,
+                                  std::string_view raw, const Position& raw_base) {
+  EmitPassHeader();
+  CostRecord out{plain, file, costs};
+  if (cur_stub_) {
+    out.position = Rebased(out.position, cur_stub_bias_);
+  } else if (!columns_.adds_line()) {  // unchanged: the writer may copy its input text
+    out.raw = raw;
+    out.raw_base = raw_base;
+  }
+  if (columns_.has_instr()) {
+    if (!block_.has_kept || columns_.Instr(out.position) > columns_.Instr(block_.max_kept)) {
+      block_.has_kept = true;
+      block_.max_kept = out.position;
+      block_.max_kept_file = file.id;
+    }
+  }
+  downstream_->OnCost(out);
+}
+
+bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias,
+                             bool for_call) {
   if (index_.empty()) return false;
   if (key.object != unknown_name_ && !in_.UnknownObject(key.object)) return false;
   // A source's entry always wins.
@@ -258,7 +301,7 @@ bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out, uint64_t*
   JitName jit;
   if (!ParseJitFunctionName(names_.Text(key.function), &jit)) return false;
   ObjectCode::Stub stub;
-  if (!objects_.NamedStubAt(jit.addr, &stub) || stub.name == 0) return false;
+  if (!objects_.NamedStubAt(jit.addr, &stub, for_call) || stub.name == 0) return false;
   uint32_t name = stub.name;
   if (!jit.suffix.empty()) {
     std::string text(names_.Text(stub.name));
@@ -326,22 +369,12 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
     // remember whose it is, so JIT blocks that ran it give the cost back to this function.
     objects_.NoteCost(b.key, addr);
   }
-  EmitPassHeader();
-  CostRecord out{columns_.Plain(cost.position), file, cost.costs};
-  if (cur_stub_) {
-    out.position = Rebased(out.position, cur_stub_bias_);
-  } else if (!columns_.adds_line()) {  // unchanged: the writer may copy its input text
-    out.raw = cost.raw;
-    out.raw_base = cost.raw_base;
+  if (cur_stub_unsettled_) {
+    held_costs_.push_back({columns_.Plain(cost.position), file,
+                           std::vector<uint64_t>(cost.costs.begin(), cost.costs.end())});
+    return;
   }
-  if (columns_.has_instr()) {
-    if (!block_.has_kept || columns_.Instr(out.position) > columns_.Instr(block_.max_kept)) {
-      block_.has_kept = true;
-      block_.max_kept = out.position;
-      block_.max_kept_file = file.id;
-    }
-  }
-  downstream_->OnCost(out);
+  EmitPassCost(columns_.Plain(cost.position), file, cost.costs, cost.raw, cost.raw_base);
 }
 
 void Injector::Impl::OnCall(const CallRecord& call) {
@@ -355,7 +388,8 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   if (cur_unnamed_entry_ != 0 && target.object != unknown_name_ &&
       !in_.UnknownObject(target.object) &&
       (!columns_.has_instr() || columns_.Instr(call.source) == cur_unnamed_entry_))
-    objects_.NoteStubCall(cur_unnamed_entry_, target.function);
+    objects_.NoteStubCall(cur_unnamed_entry_, target.object, target.function);
+  if (mode_ == Mode::kPass) SettleStub();
   uint32_t target_index = 0;
   CostAccounting::Entry& target_entry = in_acc_.Call(target, call.inclusive, &target_index);
   call_overflow_.Call(target_index, call.inclusive);
@@ -436,6 +470,7 @@ void Injector::Impl::OnCall(const CallRecord& call) {
 }
 
 void Injector::Impl::OnJump(const JumpRecord& jump) {
+  if (mode_ == Mode::kPass) SettleStub();
   Name file = names_.Map(jump.source_file);
   Name target_file = names_.Map(jump.target_file);
   Name target_function = names_.Map(jump.target_function);

@@ -99,6 +99,7 @@ class Injector::Impl {
   void OnPartEnd();
   void OnAbort() { downstream_->OnAbort(); }
   InjectStats stats() const;
+  const std::vector<bool>& touched_versions() const { return out_.touched(); }
   /// Runs `record`; a SumOverflow it throws leaves as an InputError located at the block being
   /// rewritten (PATH:LINE of its fn= line), when the options name the input.
   template <typename Record>
@@ -156,13 +157,15 @@ class Injector::Impl {
   /// the function is written (its blocks, calls into it) it goes under that key, and its
   /// positions at the object's ELF addresses, as Callgrind writes a real object's: `*bias` (when
   /// asked) is what to subtract. Never without sources: then nothing is renamed.
-  bool StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias = nullptr);
+  /// `for_call`: the key goes into a call line.
+  bool StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias = nullptr,
+               bool for_call = false);
   /// A call record whose target `target` is such a stub: its object's name and ELF address,
   /// formatted (the input's text names it otherwise). False, unchanged, for any other target.
   bool RetargetToStub(const FunctionKey& target, CallRecord* out) {
     FunctionKey stub;
     uint64_t bias = 0;
-    if (!StubKey(target, &stub, &bias)) return false;
+    if (!StubKey(target, &stub, &bias, /*for_call=*/true)) return false;
     out->target_object = Name{stub.object, names_.Text(stub.object)};
     out->target_function = Name{stub.function, names_.Text(stub.function)};
     out->target = Rebased(out->target, bias);
@@ -259,6 +262,22 @@ class Injector::Impl {
   // positions go out minus this bias.
   bool cur_stub_ = false;
   uint64_t cur_stub_bias_ = 0;
+  // A stub block's cost lines wait for its first call or jump (or its end): the call may show
+  // that the stub's object changed since the profile was written (ObjectCode::NoteStubCall), and
+  // then the block is written as the input has it (SettleStub).
+  bool cur_stub_unsettled_ = false;
+  uint64_t cur_stub_addr_ = 0;
+  FunctionContext cur_unstubbed_;  // cur_out_ before the stub's names
+  struct HeldCost {
+    Position position;  // plain (the output's columns), not rebased
+    Name file;
+    std::vector<uint64_t> costs;
+  };
+  std::vector<HeldCost> held_costs_;
+  void SettleStub();
+  /// A kept cost line of an ordinary block (or a stub's) goes out.
+  void EmitPassCost(const Position& plain, Name file, std::span<const uint64_t> costs,
+                    std::string_view raw = {}, const Position& raw_base = {});
   uint64_t cur_unnamed_entry_ = 0;  // the address an unnamed, uncovered `???` block is named by
   std::vector<uint64_t> scratch_addrs_;
   std::vector<uint64_t> scratch_call_addrs_;  // ResolveBlock's: the block's call sites

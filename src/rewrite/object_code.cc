@@ -58,7 +58,24 @@ void ObjectCode::Locate(uint32_t object, uint64_t bias) {
   stubs_.clear();  // answers given before may change
 }
 
-void ObjectCode::NoteStubCall(uint64_t addr, uint32_t target) {
+void ObjectCode::NoteStubCall(uint64_t addr, uint32_t target_object, uint32_t target) {
+  // The stub's own slot against the function its call reaches (issue 36 item 3). A call into the
+  // stub's own object (a lazy .plt entry, on the first call) tells nothing.
+  Stub stub;
+  auto named = named_.find(addr);
+  const bool is_stub =
+      named != named_.end() ? (stub = named->second.stub).object != 0 : StubAt(addr, &stub);
+  if (is_stub && stub.name != 0 && stub.object != target_object &&
+      checked_stubs_.insert(addr).second &&
+      !extents_->StubCallFits(names_->Text(stub.object), stub.elf_addr, names_->Text(target_object),
+                              names_->Text(target))) {
+    changed_.push_back(stub.object);
+    dropped_.push_back(stub.object);
+    std::erase_if(located_, [&](const Located& l) { return l.object == stub.object; });
+    std::erase(libraries_, stub.object);
+    stubs_.clear();
+    return;
+  }
   if (libraries_.empty() || !stub_calls_.insert(addr).second) return;
   // Every library has a __cxa_finalize@plt, often at the same offset in its page: an address
   // that two libraries' slots fit places neither.
@@ -97,11 +114,19 @@ const std::string& ObjectCode::ProgramObject(std::string_view program) {
   return it->second;
 }
 
-bool ObjectCode::NamedStubAt(uint64_t addr, Stub* stub) {
+bool ObjectCode::NamedStubAt(uint64_t addr, Stub* stub, bool for_call) {
   auto [it, inserted] = named_.try_emplace(addr);
-  if (inserted) StubAt(addr, &it->second);
-  if (it->second.object == 0) return false;
-  *stub = it->second;
+  if (inserted) StubAt(addr, &it->second.stub);
+  if (it->second.stub.object == 0) return false;
+  it->second.in_call = it->second.in_call || for_call;
+  *stub = it->second.stub;
+  return true;
+}
+
+bool ObjectCode::ForgetStub(uint64_t addr) {
+  auto it = named_.find(addr);
+  if (it == named_.end() || it->second.in_call) return false;
+  it->second.stub = Stub{};
   return true;
 }
 

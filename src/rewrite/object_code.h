@@ -4,6 +4,7 @@
 // renamed, and cost a JIT block ran there goes back to the object's function.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -66,7 +67,18 @@ class ObjectCode {
   /// SlotLoadBias), that library's load bias is learnt from it. Each address is asked once; an
   /// address that fits slots of two libraries places neither, and a library that two stubs
   /// place at different biases is dropped (a wrong guess, or dlclose and dlopen again).
-  void NoteStubCall(uint64_t addr, uint32_t target);
+  /// The same call also checks the stub: when `addr` is a named stub of an object and the call
+  /// goes to another object, a slot whose relocation names another function than `target`
+  /// (ObjectExtents::StubCallFits) proves the stub's object changed since the profile was
+  /// written: its stubs are named no more (Changed).
+  void NoteStubCall(uint64_t addr, uint32_t target_object, uint32_t target);
+  /// Whether a stub's call showed `object` changed (see NoteStubCall).
+  bool Changed(uint32_t object) const {
+    return std::find(changed_.begin(), changed_.end(), object) != changed_.end();
+  }
+  /// Forgets the name NamedStubAt gave the stub at `addr`, when only its own block has used it
+  /// (no call was written with it): true then, and it is no stub from now on.
+  bool ForgetStub(uint64_t addr);
 
   /// Whether `addr`, an address Callgrind wrote in `???` (a runtime address), is the code of an
   /// object seen so far whose load address is known: implied by the object (ObjectExtents::
@@ -81,7 +93,8 @@ class ObjectCode {
   /// StubAt for naming: the first answer for an address stays for the whole run, so a call into
   /// a stub and the stub's block get the same name whichever comes first, even when the stub's
   /// object is seen only between the two.
-  bool NamedStubAt(uint64_t addr, Stub* stub);
+  /// `for_call`: the name goes into a call line (ForgetStub can no longer take it back).
+  bool NamedStubAt(uint64_t addr, Stub* stub, bool for_call = false);
 
  private:
   using Extent = ObjectExtents::Extent;
@@ -166,9 +179,15 @@ class ObjectCode {
   // the objects it placed at two biases. Small: objects, and `???` blocks calling at entry.
   std::vector<uint32_t> libraries_;
   std::unordered_set<uint64_t> stub_calls_;
+  std::unordered_set<uint64_t> checked_stubs_;  // NoteStubCall's slot checks, one per address
   std::vector<uint32_t> dropped_;
+  std::vector<uint32_t> changed_;  // objects a stub's call showed changed (also dropped)
   std::unordered_map<uint64_t, Stub> stubs_;
-  std::unordered_map<uint64_t, Stub> named_;
+  struct Named {
+    Stub stub;
+    bool in_call = false;  // a call line was written with it
+  };
+  std::unordered_map<uint64_t, Named> named_;
   std::unordered_map<std::string, std::string> programs_;  // ProgramObject's answers
 };
 

@@ -12,6 +12,7 @@ OutputFunctions::OutputFunctions(const SymbolIndex& index,
     : symbols_(index), version_objects_(version_objects), names_(names) {
   // Two passes over the versions, 8 bytes each instead of 24 (resolve/definition_names.h).
   definition_names_.Build(index.size(), [&](size_t i) { return SiteOf(index.version(i)); });
+  if (!version_objects_.empty()) touched_.assign(index.size(), false);
 }
 
 void OutputFunctions::Clear() {
@@ -56,6 +57,13 @@ int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
   }
   if (*cached != 0) return int(*cached - 1);
   DefinitionSite site = SiteOf(*version);
+  if (!touched_.empty()) {
+    // The version's image is named now; a BEAM prologue is named after its owner's.
+    const CodeVersion* owner = PrologueOwner(symbols_, *version);
+    for (const CodeVersion* v : {version, owner}) {
+      if (v != nullptr && v->load_order() < touched_.size()) touched_[v->load_order()] = true;
+    }
+  }
   // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
   std::string function = site.name.empty() ? "jit@" + std::to_string(version->start())
                                            : definition_names_.NameOf(site);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "resolve/definition_names.h"
 #include "rewrite/accounting.h"
@@ -60,6 +61,10 @@ class OutputFunctions {
   auto end() const { return functions_.end(); }
   /// Definitions named with their position because several share a name.
   int64_t disambiguated_groups() const { return definition_names_.disambiguated_groups(); }
+  /// With `version_objects`: per version (load order), whether an output function named after
+  /// its object was made (in any part so far), so that only the ELF images the output names are
+  /// written. Empty without `version_objects`.
+  const std::vector<bool>& touched() const { return touched_; }
 
  private:
   /// The definition `version` belongs to, with views into the index and version_objects_.
@@ -79,6 +84,7 @@ class OutputFunctions {
   // | suffix id) for the others.
   ChunkedVector<uint32_t> identity_by_version_;
   FlatHashMap<uint64_t, uint32_t> identity_cache_;
+  std::vector<bool> touched_;  // see touched(); a bit per version, for the whole run
 };
 
 }  // namespace cg_inject

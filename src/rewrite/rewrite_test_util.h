@@ -36,6 +36,8 @@ class FakeExtents : public ObjectExtents {
     // KnownLoadBias (an ET_EXEC's 0, a PIE executable's Valgrind base); none by default.
     std::optional<uint64_t> load_bias = std::nullopt;
     std::map<uint64_t, std::string> plt = {};  // slot start -> NAME@plt; each slot is 8 bytes
+    // Rebuilt since the profile: StubCallFits is false for a slot whose NAME is not the target.
+    bool rebuilt = false;
   };
   std::map<std::string, Object, std::less<>> objects;
   std::map<std::string, std::string, std::less<>> programs;  // cmd: program -> its object path
@@ -81,6 +83,13 @@ class FakeExtents : public ObjectExtents {
       if (slot <= addr && (addr - slot) % 0x1000 == 0 && name == std::string(target) + "@plt")
         return addr - slot;
     return std::nullopt;
+  }
+  bool StubCallFits(std::string_view object, uint64_t addr, std::string_view,
+                    std::string_view target) const override {
+    auto it = objects.find(object);
+    if (it == objects.end() || !it->second.rebuilt) return true;
+    auto slot = it->second.plt.find(addr);
+    return slot == it->second.plt.end() || slot->second == std::string(target) + "@plt";
   }
   std::optional<std::string> CodeNameAt(std::string_view object, uint64_t addr) const override {
     auto it = objects.find(object);
