@@ -13,10 +13,37 @@
 
 namespace {
 
+// Signals whose default action ends the process (signal(7)): every one removes the temporaries
+// first (issue 36 item 4: QUIT, USR1, ALRM, PROF, XCPU, ... left them). SIGKILL and SIGSTOP
+// cannot be caught; SIGPIPE and SIGXFSZ are ignored (they become write errors); SIGBUS has its
+// own handler below. The faults come last: a crash still ends as the crash it is.
+constexpr int kEndingSignals[] = {SIGHUP,    SIGINT,    SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGTERM,
+                                  SIGSTKFLT, SIGVTALRM, SIGPROF, SIGIO,   SIGPWR,  SIGXCPU};
+constexpr int kFaultSignals[] = {SIGILL, SIGTRAP, SIGABRT, SIGFPE, SIGSEGV, SIGSYS};
+struct sigaction g_previous[NSIG];
+
 extern "C" void OnSignal(int signo) {
   // No partial output may remain: drop temporaries, then die with the conventional status.
   cg_inject::RemovePendingOutputsFromSignalHandler();
-  _exit(signo == SIGINT ? 130 : 128 + signo);
+  _exit(128 + signo);
+}
+
+extern "C" void OnFault(int signo, siginfo_t* info, void*) {
+  cg_inject::RemovePendingOutputsFromSignalHandler();
+  // The handler that was there before (the sanitizers' report, else the default: a core dump)
+  // takes over: a fault happens again when this returns, a signal sent by kill() is raised again.
+  sigaction(signo, &g_previous[signo], nullptr);
+  if (info == nullptr || info->si_code <= 0) raise(signo);
+}
+
+void InstallSignalHandlers() {
+  for (int signo : kEndingSignals) std::signal(signo, OnSignal);
+  for (int signo = SIGRTMIN; signo <= SIGRTMAX; ++signo) std::signal(signo, OnSignal);
+  struct sigaction fault {};
+  fault.sa_sigaction = OnFault;
+  fault.sa_flags = SA_SIGINFO;
+  sigemptyset(&fault.sa_mask);
+  for (int signo : kFaultSignals) sigaction(signo, &fault, &g_previous[signo]);
 }
 
 extern "C" void OnBusError(int) {
@@ -35,9 +62,7 @@ extern "C" void OnBusError(int) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGHUP, OnSignal);
+  InstallSignalHandlers();
   std::signal(SIGPIPE, SIG_IGN);  // a closed stdout becomes a write error with a message
   // A file size limit (ulimit -f) becomes EFBIG, reported like ENOSPC, instead of a kill that
   // would leave the temporary output behind.

@@ -53,15 +53,19 @@ std::string ReadAll(ByteSource& source);
 std::string ReadWholeFile(const std::string& path);
 
 class OutputGroup;
+class DirectoryHandle;
 
 /// Output written atomically: bytes go to a temporary file `.NAME.cg-inject-tmp.PID.XXXXXX`
 /// beside `path` (NAME shortened so the whole name stays within NAME_MAX), which is renamed over
-/// `path` by Commit(). Destroying an uncommitted file removes the temporary. The temporary is
-/// registered for the signal handler before it is created, so no signal can leave it behind. A
-/// replaced file keeps its permission bits; a symlink is written through (its final target is
-/// replaced). An existing file that is neither regular nor a directory (a device, a FIFO) is
-/// written directly, never replaced. A directory (or a name ending in '/') is refused by the
-/// constructor, before any work. "-" writes stdout directly (never removed). Not copyable.
+/// `path` by Commit(). The temporary is created, renamed and removed through a handle on its
+/// directory (openat, renameat, unlinkat): a directory renamed during the run gets the output
+/// under its new name, and a failure or signal removes the temporary from it. Destroying an
+/// uncommitted file removes the temporary. The temporary is registered for the signal handler
+/// before it is created, so no signal can leave it behind. A replaced file keeps its permission
+/// bits; a symlink is written through (its final target is replaced). An existing file that is
+/// neither regular nor a directory (a device, a FIFO) is written directly, never replaced. A
+/// directory (or a name ending in '/') is refused by the constructor, before any work. "-" writes
+/// stdout directly (never removed). Not copyable.
 class AtomicOutputFile : public ByteSink {
  public:
   /// With a `group`, Commit() only completes the temporary; the group renames it into place.
@@ -79,8 +83,10 @@ class AtomicOutputFile : public ByteSink {
  private:
   static constexpr mode_t kNoMode = mode_t(-1);
   std::string path_;
-  std::string target_;  // path_ with symlinks followed: what rename() replaces
-  std::string temp_path_;
+  std::string target_;                    // path_ with symlinks followed: what rename() replaces
+  std::shared_ptr<DirectoryHandle> dir_;  // target_'s directory, opened once
+  std::string target_name_;               // target_'s name in dir_
+  std::string temp_name_;                 // the temporary's name in dir_; "" for none
   OutputGroup* group_ = nullptr;
   mode_t keep_mode_ = kNoMode;  // the replaced file's permission bits
   int fd_ = -1;
@@ -109,8 +115,10 @@ class OutputGroup {
  private:
   friend class AtomicOutputFile;
   struct Member {
-    std::string temp_path;
-    std::string target;
+    std::shared_ptr<DirectoryHandle> dir;  // where the temporary and the target are
+    std::string temp_name;
+    std::string target_name;
+    std::string target;   // the whole path, to tell two outputs of one name apart
     std::string display;  // what messages call it
     int pending_slot = -1;
   };
@@ -144,8 +152,8 @@ class StringSink : public ByteSink {
 /// the frame and then finishes `inner`; `inner` must outlive the returned sink.
 std::unique_ptr<ByteSink> MakeZstdSink(ByteSink* inner, int level = 3);
 
-/// Removes every temporary output still registered; called from the SIGINT/SIGTERM handler so no
-/// partial output file remains. Async-signal-safe.
+/// Removes every temporary output still registered; called from the handler of every signal that
+/// ends the process, so no partial output file remains. Async-signal-safe.
 void RemovePendingOutputsFromSignalHandler();
 
 }  // namespace cg_inject

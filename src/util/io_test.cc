@@ -259,6 +259,69 @@ TEST(AtomicOutputFileTest, SignalHandlerCleanupRemovesPendingTemporaries) {
   EXPECT_TRUE(dir.List().empty());
 }
 
+// The output's directory renamed while the output is written (issue 36 item 5: the rename by
+// path failed, "cannot replace", and the temporary stayed): the temporary is made, renamed and
+// removed through a handle on the directory.
+TEST(AtomicOutputFileTest, DirectoryRenamedDuringTheRunGetsTheOutput) {
+  ScopedTempDir dir;
+  const std::string before = dir.path() + "/before", after = dir.path() + "/after";
+  ASSERT_EQ(mkdir(before.c_str(), 0700), 0);
+  {
+    AtomicOutputFile out(before + "/out");
+    out.Write("whole");
+    ASSERT_EQ(rename(before.c_str(), after.c_str()), 0);
+    out.Commit();
+  }
+  EXPECT_EQ(Slurp(after + "/out"), "whole");
+  unlink((after + "/out").c_str());
+  rmdir(after.c_str());  // fails, and the next line with it, if anything else was left there
+  EXPECT_EQ(dir.List(), std::vector<std::string>{});
+}
+
+TEST(AtomicOutputFileTest, FailureOrSignalRemovesTheTemporaryFromARenamedDirectory) {
+  ScopedTempDir dir;
+  const std::string before = dir.path() + "/before", after = dir.path() + "/after";
+  ASSERT_EQ(mkdir(before.c_str(), 0700), 0);
+  {
+    OutputGroup group;
+    AtomicOutputFile grouped(before + "/grouped", &group);
+    grouped.Write("x");
+    grouped.Commit();
+    AtomicOutputFile failed(before + "/failed");
+    failed.Write("x");
+    ASSERT_EQ(rename(before.c_str(), after.c_str()), 0);
+  }  // both destroyed without being renamed into place, as when the run fails
+  EXPECT_EQ(rmdir(after.c_str()), 0) << "left in the renamed directory";
+  ASSERT_EQ(mkdir(before.c_str(), 0700), 0);
+  AtomicOutputFile pending(before + "/pending");
+  pending.Write("x");
+  pending.Finish();
+  ASSERT_EQ(rename(before.c_str(), after.c_str()), 0);
+  RemovePendingOutputsFromSignalHandler();
+  EXPECT_EQ(rmdir(after.c_str()), 0) << "the signal-time clean-up missed it";
+}
+
+TEST(AtomicOutputFileTest, OutputsOfOneDirectoryShareItsHandleUntilItIsReplaced) {
+  ScopedTempDir dir;
+  const std::string sub = dir.path() + "/sub";
+  ASSERT_EQ(mkdir(sub.c_str(), 0700), 0);
+  OutputGroup group;
+  AtomicOutputFile first(sub + "/a", &group);
+  first.Commit();
+  // The directory replaced under its name: a new output goes into the new one.
+  ASSERT_EQ(rename(sub.c_str(), (dir.path() + "/old").c_str()), 0);
+  ASSERT_EQ(mkdir(sub.c_str(), 0700), 0);
+  AtomicOutputFile second(sub + "/b", &group);
+  second.Commit();
+  group.CommitAll();
+  EXPECT_EQ(access((dir.path() + "/old/a").c_str(), F_OK), 0);
+  EXPECT_EQ(access((sub + "/b").c_str(), F_OK), 0);
+  unlink((dir.path() + "/old/a").c_str());
+  unlink((sub + "/b").c_str());
+  rmdir((dir.path() + "/old").c_str());
+  rmdir(sub.c_str());
+}
+
 // Root may write into read-only directories: as root, the check runs in a child process that
 // has become nobody (uid and gid 65534) first.
 TEST(AtomicOutputFileTest, UnwritableDirectoryIsANamedError) {

@@ -4,8 +4,9 @@
 // A target is never written in place: bytes go to a temporary file in the target's directory
 // (same file system, so rename() is atomic) and Commit() renames it over the target, or hands
 // it to an OutputGroup that renames all of a run's outputs once the run has succeeded. Until
-// then the temporary path sits in a registry that the SIGINT/SIGTERM handler can walk without
-// allocating, so an interrupted run leaves no partial file behind. The path is registered
+// then the temporary (its directory's handle and its name) sits in a registry that the handler of
+// every signal that ends the process can walk without allocating, so an interrupted run leaves
+// no partial file behind. The path is registered
 // *before* the file is created (open with O_EXCL): a signal between the two finds a name that
 // does not exist yet, never a file nobody will remove. SIGKILL (or a power cut) cannot be
 // caught: the temporary is then named `.TARGET.cg-inject-tmp.PID.XXXXXX` so it can be
@@ -32,6 +33,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -48,12 +52,16 @@ constexpr size_t kOutputBlock = 1 << 20;
 
 // Pending temporary outputs, in chunks that are never freed (the handler may be walking one
 // while another thread adds a chunk). A slot is 0 (free), 1 (being filled) or 2 (ready); the
-// handler only reads ready slots, so it never sees a half-copied path. A run with a group keeps
-// every output pending until the end, so the registry grows with the outputs (inputs x images).
+// handler only reads ready slots, so it never sees a half-copied name. A temporary is known by
+// its directory's handle and its name there, so it is removed even from a directory renamed
+// during the run (unlink of the path it was made under would miss it: issue 36 item 5). A run
+// with a group keeps every output pending until the end, so the registry grows with the outputs
+// (inputs x images).
 constexpr int kSlotsPerChunk = 64;
 struct PendingChunk {
   std::atomic<int> state[kSlotsPerChunk];
-  char paths[kSlotsPerChunk][PATH_MAX];
+  int dir_fds[kSlotsPerChunk];
+  char names[kSlotsPerChunk][NAME_MAX + 1];
   std::atomic<PendingChunk*> next{nullptr};
 };
 PendingChunk g_first_chunk;
@@ -64,14 +72,15 @@ PendingChunk* ChunkOf(int slot) {
   return chunk;
 }
 
-int RegisterPending(const std::string& path) {
-  if (path.size() >= PATH_MAX) return -1;
+int RegisterPending(int dir_fd, const std::string& name) {
+  if (name.size() > NAME_MAX) return -1;
   PendingChunk* chunk = &g_first_chunk;
   for (int base = 0;; base += kSlotsPerChunk) {
     for (int i = 0; i < kSlotsPerChunk; ++i) {
       int expected = 0;
       if (chunk->state[i].compare_exchange_strong(expected, 1)) {
-        std::memcpy(chunk->paths[i], path.c_str(), path.size() + 1);
+        chunk->dir_fds[i] = dir_fd;
+        std::memcpy(chunk->names[i], name.c_str(), name.size() + 1);
         chunk->state[i].store(2);
         return base + i;
       }
@@ -170,6 +179,18 @@ namespace {
 
 std::string DisplayPath(const std::string& path) { return path == "-" ? "<stdout>" : path; }
 
+/// The directory part of `path` for openat: "." for a bare name, "/" for "/name".
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string BaseNameOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 constexpr std::string_view kTempMarker = ".cg-inject-tmp.";
 
 /// Follows symlinks at `path` (up to 40, like the kernel) to the path that will really be
@@ -259,6 +280,43 @@ void CheckNameLengths(const std::string& shown, const std::string& path) {
 
 }  // namespace
 
+/// A handle on the directory that outputs are written in (O_PATH). Outputs of one directory
+/// share it (a run may write thousands of ELF images there, and each would otherwise hold a
+/// descriptor until the end); a directory replaced under its name since gets a handle of its own.
+class DirectoryHandle {
+ public:
+  /// Opens `dir`; throws "SHOWN: cannot create: REASON" (the output's name) when it cannot.
+  static std::shared_ptr<DirectoryHandle> Open(const std::string& dir, const std::string& shown) {
+    static std::mutex mu;
+    static std::map<std::string, std::weak_ptr<DirectoryHandle>> handles;
+    std::lock_guard<std::mutex> lock(mu);
+    struct stat now;
+    const bool exists = stat(dir.c_str(), &now) == 0;
+    auto it = handles.find(dir);
+    if (it != handles.end()) {
+      if (std::shared_ptr<DirectoryHandle> handle = it->second.lock()) {
+        struct stat then;
+        if (exists && fstat(handle->fd_, &then) == 0 && then.st_dev == now.st_dev &&
+            then.st_ino == now.st_ino)
+          return handle;
+      }
+    }
+    const int fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) ThrowSystemError("create", shown, errno);
+    auto handle = std::shared_ptr<DirectoryHandle>(new DirectoryHandle(fd));
+    handles[dir] = handle;
+    return handle;
+  }
+  ~DirectoryHandle() { close(fd_); }
+  DirectoryHandle(const DirectoryHandle&) = delete;
+  DirectoryHandle& operator=(const DirectoryHandle&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  explicit DirectoryHandle(int fd) : fd_(fd) {}
+  int fd_;
+};
+
 std::vector<std::string> FindStaleTemporaries(const std::string& path) {
   std::vector<std::string> stale;
   if (path == "-") return stale;
@@ -309,18 +367,22 @@ AtomicOutputFile::AtomicOutputFile(std::string path, OutputGroup* group)
     }
   }
   CheckNameLengths(path_, target_);  // else rename() would fail after all the work
-  const std::string prefix = TempPrefixFor(target_) + std::to_string(getpid()) + ".";
+  // The temporary is made, renamed and removed through a handle on its directory: a directory
+  // renamed during the run still gets the output, or loses the temporary on failure or a signal.
+  dir_ = DirectoryHandle::Open(DirectoryOf(target_), path_);
+  target_name_ = BaseNameOf(target_);
+  const std::string prefix = TempPrefixFor(target_name_) + std::to_string(getpid()) + ".";
   for (int attempt = 0;; ++attempt) {
-    temp_path_ = prefix + RandomSuffix();
+    temp_name_ = prefix + RandomSuffix();
     // Registered first: a signal from here on removes the file if it exists, and the pid in
     // the name means nobody else's file can have it.
-    pending_slot_ = RegisterPending(temp_path_);
-    fd_ = open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    pending_slot_ = RegisterPending(dir_->fd(), temp_name_);
+    fd_ = openat(dir_->fd(), temp_name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd_ >= 0) break;
     int err = errno;
     UnregisterPending(pending_slot_);
     pending_slot_ = -1;
-    temp_path_.clear();
+    temp_name_.clear();
     if (err == EEXIST && attempt < 100) continue;  // left by a dead run with this pid
     ThrowSystemError("create", path_, err);
   }
@@ -329,12 +391,12 @@ AtomicOutputFile::AtomicOutputFile(std::string path, OutputGroup* group)
 
 AtomicOutputFile::~AtomicOutputFile() {
   if (committed_) return;
-  if (temp_path_.empty()) {
+  if (temp_name_.empty()) {
     if (fd_ >= 0 && fd_ != STDOUT_FILENO) close(fd_);  // a device or FIFO written through
     return;
   }
   if (fd_ >= 0) close(fd_);
-  unlink(temp_path_.c_str());
+  unlinkat(dir_->fd(), temp_name_.c_str(), 0);
   UnregisterPending(pending_slot_);
 }
 
@@ -360,7 +422,7 @@ void AtomicOutputFile::Finish() {
 void AtomicOutputFile::Commit() {
   if (committed_) return;
   Finish();
-  if (temp_path_.empty()) {
+  if (temp_name_.empty()) {
     committed_ = true;
     if (fd_ == STDOUT_FILENO) return;  // stdout: nothing to rename, and never closed here
     int fd = fd_;
@@ -382,11 +444,12 @@ void AtomicOutputFile::Commit() {
   if (close(fd) != 0) ThrowSystemError("close", path_, errno);
   std::string display = target_ == path_ ? path_ : path_ + " (-> " + target_ + ")";
   if (group_ != nullptr) {
-    group_->Add({temp_path_, target_, display, pending_slot_});
+    group_->Add({dir_, temp_name_, target_name_, target_, display, pending_slot_});
     committed_ = true;  // the group owns the temporary now
     return;
   }
-  if (rename(temp_path_.c_str(), target_.c_str()) != 0) ThrowSystemError("replace", display, errno);
+  if (renameat(dir_->fd(), temp_name_.c_str(), dir_->fd(), target_name_.c_str()) != 0)
+    ThrowSystemError("replace", display, errno);
   committed_ = true;
   UnregisterPending(pending_slot_);
 }
@@ -411,7 +474,7 @@ void OutputGroup::CommitAll() {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t done = 0; done < members_.size(); ++done) {
     const Member& m = members_[done];
-    if (rename(m.temp_path.c_str(), m.target.c_str()) != 0) {
+    if (renameat(m.dir->fd(), m.temp_name.c_str(), m.dir->fd(), m.target_name.c_str()) != 0) {
       int err = errno;
       std::string display = m.display;
       // The ones renamed are in place; the rest are removed by the destructor.
@@ -425,7 +488,7 @@ void OutputGroup::CommitAll() {
 
 OutputGroup::~OutputGroup() {
   for (const Member& m : members_) {
-    unlink(m.temp_path.c_str());
+    unlinkat(m.dir->fd(), m.temp_name.c_str(), 0);
     UnregisterPending(m.pending_slot);
   }
 }
@@ -437,7 +500,7 @@ std::unique_ptr<ByteSink> MakeZstdSink(ByteSink* inner, int level) {
 void RemovePendingOutputsFromSignalHandler() {
   for (PendingChunk* chunk = &g_first_chunk; chunk != nullptr; chunk = chunk->next.load()) {
     for (int i = 0; i < kSlotsPerChunk; ++i) {
-      if (chunk->state[i].load() == 2) unlink(chunk->paths[i]);
+      if (chunk->state[i].load() == 2) unlinkat(chunk->dir_fds[i], chunk->names[i], 0);
     }
   }
 }

@@ -253,4 +253,122 @@ expect_exit 0 "$CG_INJECT" -v --no-discover --perf-map small.map -i small.cg -o 
     fail "a dead run's temporary not reported: $(cat err)"; }
 rm -f .busy.cg.cg-inject-tmp.*
 
+# blocked_run OUTPUT: starts cg-inject reading a FIFO that gets all of small.cg but its totals:
+# line, so it has created OUTPUT's temporary and waits for more; sets `runner` (its pid) and
+# keeps the FIFO open on fd 3 (close it with `exec 3>&-`).
+blocked_run() {
+  rm -f blocked.fifo
+  mkfifo blocked.fifo
+  # A script's background command starts with SIGINT and SIGQUIT ignored: env gives it the
+  # default dispositions, as a terminal's command has (without, a build that does not handle
+  # SIGQUIT would ignore it, and the check would wait for ever).
+  env --default-signal "$CG_INJECT" -q --no-discover -i blocked.fifo -o "$1" 2>blocked.err &
+  runner=$!
+  exec 3>blocked.fifo
+  head -n -1 small.cg >&3
+  local tmp_dir
+  tmp_dir=$(dirname "$1")
+  for _ in $(seq 1 3000); do
+    compgen -G "$tmp_dir/.$(basename "$1").cg-inject-tmp.*" >/dev/null && return
+    sleep 0.01
+  done
+  fail "blocked_run $1: no temporary appeared"
+}
+
+# 17. Every signal whose default action ends the process removes the temporaries (issue 36 item 4:
+# QUIT, USR1, USR2, ALRM, VTALRM, PROF, TRAP, SYS, XCPU, PWR and STKFLT left them; the man page
+# said only SIGKILL could). Those sent by another process end the run with 128+N; TRAP and SYS,
+# which a fault would raise, end it as the signal itself (a core dump, status 128+N in bash).
+for sig in QUIT USR1 USR2 ALRM VTALRM PROF TRAP SYS XCPU PWR STKFLT IO RTMIN RTMAX; do
+  blocked_run sig17.cg
+  kill -"$sig" "$runner"
+  # Ended: gone, or a zombie until `wait` (state Z in /proc/PID/stat).
+  for _ in $(seq 100); do [[ $(cut -d' ' -f3 "/proc/$runner/stat" 2>/dev/null) =~ ^(Z|)$ ]] && break; sleep 0.1; done
+  [[ $(cut -d' ' -f3 "/proc/$runner/stat" 2>/dev/null) =~ ^(Z|)$ ]] ||
+    { fail "SIG$sig did not end the run"; kill -KILL "$runner"; }
+  rc=0
+  wait "$runner" 2>/dev/null || rc=$?
+  exec 3>&-
+  signo=$(kill -l "$sig")
+  [[ $rc == $((128 + signo)) ]] || fail "SIG$sig: exit $rc, expected $((128 + signo))"
+  left=$(compgen -G '.sig17.cg.cg-inject-tmp.*' || true)
+  [[ -z $left && ! -e sig17.cg ]] || fail "SIG$sig: left $left $(compgen -G 'sig17.cg*' || true)"
+  rm -f .sig17.cg.cg-inject-tmp.* sig17.cg core core.*
+done
+
+# 18. The output's directory renamed during the run (issue 36 item 5: "cannot replace", and the
+# temporary stayed in the renamed directory). The temporary is made, renamed and removed
+# through a handle on the directory: the output lands in it under its new name; a failure or a
+# signal leaves nothing in it.
+mkdir moving
+blocked_run moving/out.cg
+mv moving moved
+tail -n 1 small.cg >&3
+exec 3>&-
+rc=0
+wait "$runner" || rc=$?
+[[ $rc == 0 ]] || fail "renamed directory: exit $rc: $(cat blocked.err)"
+cmp -s moved/out.cg <("$CG_INJECT" -q --no-discover -i small.cg) ||
+  fail "renamed directory: moved/out.cg is not the output: $(ls -A moved)"
+[[ -z $(find . -name '*.cg-inject-tmp.*') ]] || fail "renamed directory: $(find . -name '*.cg-inject-tmp.*')"
+rm -rf moved
+mkdir moving
+blocked_run moving/out.cg
+mv moving moved
+printf 'fn=main\nnot a cost line\n' >&3  # the run fails
+exec 3>&-
+rc=0
+wait "$runner" || rc=$?
+[[ $rc == 1 ]] || fail "renamed directory, failed run: exit $rc: $(cat blocked.err)"
+[[ -z $(ls -A moved) ]] || fail "renamed directory, failed run: left $(ls -A moved)"
+rm -rf moved
+mkdir moving
+blocked_run moving/out.cg
+mv moving moved
+kill -TERM "$runner"
+wait "$runner" 2>/dev/null || true
+exec 3>&-
+[[ -z $(ls -A moved) ]] || fail "renamed directory, SIGTERM: left $(ls -A moved)"
+rm -rf moved blocked.fifo
+
+# 19. A jitdump that loads one address 10,000 times, under another name each time, for a profile
+# that ran one of them: 10,000 ELF images were written (issue 36 item 6). Only the images the
+# output names are written, and --stats says how many versions got none.
+python3 - reload.dump <<'PY'
+import struct, sys
+out = bytearray(struct.pack('<IIIIIIQQ', 0x4A695444, 1, 40, 62, 0, 4343, 1000, 0))
+code = b'\x90' * 15 + b'\xc3'
+for i in range(10000):
+    name = b'reloaded_%d\0' % i
+    body = struct.pack('<IIQQQQ', 4343, 4343, 0x7f0000001000, 0x7f0000001000, len(code), i)
+    body += name + code
+    out += struct.pack('<IIQ', 0, 16 + len(body), 2000 + i) + body
+open(sys.argv[1], 'wb').write(out)
+PY
+cat >reload.cg <<'CG'
+# callgrind format
+version: 1
+creator: callgrind-3.19.0
+pid: 4343
+positions: instr line
+events: Ir
+ob=???
+fl=???
+fn=0x00007f0000001000
+0x7f0000001000 0 15
++15 0 1
+totals: 16
+CG
+mkdir reload
+expect_exit 0 timeout 120 "$CG_INJECT" --no-discover --jitdump reload.dump -i reload.cg \
+  -o reload/out.cg --stats && {
+  images=$(find reload -name '*.elf' | wc -l)
+  [[ $images == 1 ]] || fail "10,000 reloads: $images images written, expected 1"
+  grep -qx 'cg-inject: 9999 code versions the profile never ran: no image (9999 images not written)' err ||
+    fail "10,000 reloads: --stats does not say what was not written: $(grep -i image err)"
+  ob=$(sed -n 's/^ob=([0-9]*) \(.*\.elf\)$/\1/p' reload/out.cg | head -n 1)
+  [[ -f $ob ]] || fail "10,000 reloads: ob= names $ob, which was not written"
+}
+rm -rf reload reload.dump reload.cg
+
 finish
