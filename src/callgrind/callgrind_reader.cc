@@ -340,8 +340,19 @@ class Reader {
 
  private:
   [[noreturn]] void Fail(std::string_view what) const {
+    if (CutHere(lines_.line_no())) {
+      ThrowAtLine(lines_.display_name(), lines_.line_no(),
+                  std::string(what) + " (" + std::string(kCutOff) + ")");
+    }
     ThrowAtLine(lines_.display_name(), lines_.line_no(), what);
   }
+  /// Whether line `line_no` is the last and has no line end: what is wrong with it may be only
+  /// that the file was cut there (issue 36 item 7: `fn=(40` said only what a name id looks like).
+  bool CutHere(uint64_t line_no) const {
+    return line_no == lines_.line_no() && lines_.last_line_unterminated();
+  }
+  static constexpr std::string_view kCutOff =
+      "the file ends inside this line, without a line end: the profile is cut off";
   [[noreturn]] void Expected(std::string_view expected, std::string_view got) const {
     std::string what = "expected ";
     what.append(expected);
@@ -360,8 +371,11 @@ class Reader {
   /// A disagreement with summary:/totals:: an error in a part Callgrind wrote (unless `force`),
   /// a warning otherwise.
   /// `outcome` says what the output does about it (for a warning).
+  /// `at_line`: `what` is about the line itself (not the end of file after it), so a last line
+  /// without a line end is said to be cut.
   void Disagree(bool fatal, uint64_t line_no, const std::string& what,
-                const char* outcome = "the output says what the costs add up to");
+                const char* outcome = "the output says what the costs add up to",
+                bool at_line = true);
   /// `creator: callgrind-X.Y` with X.Y >= 3.10. Older ones are checked too, but only warned
   /// about: the corpus holds Qt Creator's hand-edited test files that claim callgrind-3.6.0 and
   /// end without totals:, and Callgrind 3.5 wrote `summary: 0` for client-request dumps. The
@@ -454,6 +468,7 @@ class Reader {
   Name jump_file_, jump_function_;
   bool has_jump_file_ = false, has_jump_function_ = false;
   Position last_;
+  uint64_t name_line_ = 0;  // the last line that named something (cmd:, ob=, fn=, ...), or 0
 
   // Scratch reused by every cost line so the hot path does not allocate.
   std::vector<uint64_t> costs_;
@@ -495,8 +510,13 @@ void Reader::Run() {
   EndPart("end of file");
 }
 
-void Reader::Disagree(bool fatal, uint64_t line_no, const std::string& what, const char* outcome) {
+void Reader::Disagree(bool fatal, uint64_t line_no, const std::string& what, const char* outcome,
+                      bool at_line) {
   if (fatal && !options_.force) {
+    if (at_line && CutHere(line_no)) {
+      ThrowAtLine(lines_.display_name(), line_no,
+                  what + " (" + std::string(kCutOff) + "; --force writes it anyway)");
+    }
     ThrowAtLine(lines_.display_name(), line_no,
                 what + " (the profile is cut off or was changed; --force writes it anyway)");
   }
@@ -543,7 +563,8 @@ void Reader::CheckPartEnd(std::string_view got) {
     Disagree(true, lines_.line_no(),
              "expected totals: at the end of part " + std::to_string(part_index_ + 1) +
                  " (Callgrind writes it last), got " + std::string(got) +
-                 ": the profile is cut off; its costs add up to " + FormatCostList(sums) + said);
+                 ": the profile is cut off; its costs add up to " + FormatCostList(sums) + said,
+             "the output says what the costs add up to", /*at_line=*/false);
   } else if (!summary_ok) {
     // In a part that ends with the right totals:, a wrong summary: is Callgrind's own slip
     // (3.5 wrote 0 for client-request dumps) or an edit, not lost data: a warning.
@@ -608,6 +629,7 @@ void Reader::HandleLine(std::string_view line) {
   size_t value_at;
   if (ParseKeyLine(line, &key, &value_at)) {
     HandleKeyLine(key, line, line.substr(value_at));
+    if (key != Key::kCalls && key != Key::kJump && key != Key::kJcnd) name_line_ = lines_.line_no();
     return;
   }
   if (size_t key_length = HeaderKeyLength(line)) {
@@ -621,6 +643,19 @@ void Reader::HandleLine(std::string_view line) {
       while (!value.empty() && IsBlank(value.back())) value.remove_suffix(1);
     }
     HandleHeader(header_key, value);
+    if (header_key == "cmd") name_line_ = lines_.line_no();
+    return;
+  }
+  if (name_line_ != 0 && name_line_ + 1 == lines_.line_no()) {
+    // Callgrind writes a name as it is: a program whose path holds a line break gives a `cmd:`
+    // and an `ob=` line whose name goes on in the next line (issue 36 item 10). Both consumers
+    // warn about that line and ignore it (callgrind_annotate: "line N malformed, ignoring"),
+    // so the name is its first line; the reading here is theirs.
+    Warn("callgrind: line break in a name",
+         "expected a header line, a name line, calls=, jump=, jcnd= or a cost line, got " +
+             Quote(line) + ": taken for the rest of the name on line " +
+             std::to_string(name_line_) +
+             ", which holds a line break; ignored, as callgrind_annotate and KCachegrind do");
     return;
   }
   std::string got = Quote(line);

@@ -268,6 +268,46 @@ TEST(CallgrindReaderErrorTest, BadNumbers) {
   EXPECT_EQ(ErrorOf(head + "fn=(0x1) f\n"), "t.cg:3: expected a name id like (12), got '(0x1) f'");
 }
 
+TEST(CallgrindReaderErrorTest, AnErrorOnALastLineWithoutLineEndSaysTheFileIsCut) {
+  // A killed writer or a full disk cuts a profile inside a line (issue 36 item 7): `fn=(40` was
+  // only "expected a name id like (12)".
+  std::string head(kHead);
+  const std::string cut =
+      " (the file ends inside this line, without a line end: the profile is cut off)";
+  EXPECT_EQ(ErrorOf(head + "fn=(40"), "t.cg:3: expected a name id like (12), got '(40'" + cut);
+  EXPECT_EQ(ErrorOf(head + "fn=f\n1 0x"),
+            "t.cg:4: expected a cost (a decimal or 0x hex number), got '0x'" + cut);
+  EXPECT_EQ(ErrorOf(head + "fn=f\ncfn=g\ncalls=1"),
+            "t.cg:5: expected a target position after the call count, got end of line" + cut);
+  // The same lines with their line end: no cut, only what is wrong.
+  EXPECT_EQ(ErrorOf(head + "fn=(40\n"), "t.cg:3: expected a name id like (12), got '(40'");
+  // An error on an earlier line of a cut file is that line's.
+  EXPECT_EQ(ErrorOf(head + "fn=(40\n1 2"), "t.cg:3: expected a name id like (12), got '(40'");
+}
+
+TEST(CallgrindReaderTest, ANameWithALineBreakIsReadAsCallgrindAnnotateReadsIt) {
+  // Callgrind writes a program path with a line break raw (issue 36 item 10): the line after a
+  // name line is its rest, ignored with a warning; the name is its first line.
+  auto in = OpenMemoryInput(
+      "# callgrind format\ncmd: /tmp/odd\nname --x\nevents: Ir\nob=(1) /tmp/odd\nname\n"
+      "fn=(2) main\n1 5\n",
+      "t.cg");
+  RecordingSink sink;
+  Diagnostics diagnostics;
+  ReadCallgrind(*in, sink, {.diagnostics = &diagnostics});
+  EXPECT_NE(sink.text.find("fn /tmp/odd||main"), std::string::npos) << sink.text;
+  ASSERT_EQ(diagnostics.kinds().size(), 1u);
+  EXPECT_EQ(diagnostics.kinds()[0].count, 2);
+  EXPECT_EQ(diagnostics.kinds()[0].first_messages[1],
+            "t.cg:6: expected a header line, a name line, calls=, jump=, jcnd= or a cost line, "
+            "got 'name': taken for the rest of the name on line 5, which holds a line break; "
+            "ignored, as callgrind_annotate and KCachegrind do");
+  // Anywhere else such a line is an error.
+  EXPECT_EQ(ErrorOf(std::string(kHead) + "fn=f\n1 1\nname\n"),
+            "t.cg:5: expected a header line (key: value), a name line (fn=...), calls=, jump=, "
+            "jcnd= or a cost line, got 'name'");
+}
+
 TEST(CallgrindReaderTest, KeysAndHeaderKeys) {
   // Name ids up to 2^64 - 1 are ids; "(x" and "(" are names; a name may follow ")" directly.
   EXPECT_EQ(Parse("# callgrind format\nevents: A\nfl=(18446744073709551615) a.c\n"

@@ -31,6 +31,7 @@ bool LineReader::ReadLastOrRefill(std::string_view* line) {
       start = buf_.get() + begin_;  // Refill may have moved the bytes
       len = end_ - begin_;          // last line without a newline
       begin_ = end_;
+      last_line_unterminated_ = true;
     }
     scanned_ = 0;
     if (len > 0 && start[len - 1] == '\r') --len;

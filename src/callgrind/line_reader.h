@@ -60,6 +60,9 @@ class LineReader {
 
   /// 1-based number of the line last returned (0 before the first).
   uint64_t line_no() const { return line_no_; }
+  /// True when the line last returned is the input's last and has no line end: a file cut
+  /// inside a line (a writer killed, a full disk), so errors on it can say so.
+  bool last_line_unterminated() const { return last_line_unterminated_; }
   const std::string& display_name() const;
 
  private:
@@ -77,6 +80,7 @@ class LineReader {
   size_t span_begin_ = 0;  // start of the span; Refill keeps the bytes from here on
   bool span_ok_ = false;
   bool eof_ = false;
+  bool last_line_unterminated_ = false;
   uint64_t line_no_ = 0;
 };
 

@@ -37,6 +37,21 @@ TEST_P(LineReaderTest, SplitsOnNewlines) {
   EXPECT_EQ(Lines("inner\rcr\n", block), (V{"inner\rcr"}));
 }
 
+TEST_P(LineReaderTest, KnowsWhetherTheLastLineHasALineEnd) {
+  for (const auto& [text, cut] : std::vector<std::pair<std::string, bool>>{
+           {"a\nb\n", false}, {"a\nb", true}, {"a\r\n", false}}) {
+    auto src = OpenMemoryInput(text, "mem");
+    LineReader reader(src.get(), GetParam());
+    std::string_view line;
+    std::vector<bool> seen;
+    while (reader.ReadLine(&line)) seen.push_back(reader.last_line_unterminated());
+    ASSERT_FALSE(seen.empty());
+    // Only the last line can be cut, and only when no line end follows it.
+    for (size_t i = 0; i + 1 < seen.size(); ++i) EXPECT_FALSE(seen[i]) << text;
+    EXPECT_EQ(seen.back(), cut) << text;
+  }
+}
+
 TEST_P(LineReaderTest, LongLinesSpanBlocks) {
   std::string text;
   std::vector<std::string> expected;
