@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -95,6 +96,88 @@ TEST(ChildProcessTest, ScriptsAreToldApartByTheirFirstTwoBytes) {
   EXPECT_TRUE(IsScript(d.dir() + "/launcher"));
   EXPECT_FALSE(IsScript(d.dir() + "/binary"));
   EXPECT_FALSE(IsScript(d.dir() + "/nope"));
+}
+
+TEST(ChildProcessTest, MissingInterpretersAreNamed) {
+  // A script whose #! interpreter is missing fails to exec with ENOENT, as if it were missing
+  // itself (issue 36 item 11).
+  ProgramDir d;
+  const std::string script = d.dir() + "/noint";
+  FILE* f = std::fopen(script.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("#! /no/such/interpreter -e\n", f);
+  std::fclose(f);
+  ::chmod(script.c_str(), 0755);
+  ChildResult r = RunChild({script}, {"PATH=/bin:/usr/bin"});
+  EXPECT_EQ(r.pid, 0);
+  EXPECT_EQ(r.spawn_error, ENOENT);
+  EXPECT_EQ(MissingInterpreter(script),
+            "its interpreter /no/such/interpreter (named by its #! line) is missing");
+  EXPECT_EQ(MissingInterpreter(d.dir() + "/launcher"), "");  // /bin/sh is there
+  EXPECT_EQ(MissingInterpreter(d.dir() + "/nope"), "");
+  ::unlink(script.c_str());
+}
+
+TEST(ChildProcessTest, TheChildRunsInAProcessGroupOfItsOwn) {
+  // Its pgrp (field 5 of /proc/PID/stat) is its pid, and it is not ours.
+  ChildResult r = Sh("set -- $(cut -d')' -f2 /proc/$$/stat); [ \"$3\" = $$ ]");
+  EXPECT_NE(r.pid, 0);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(::getpgrp(), r.pid);
+}
+
+TEST(ChildProcessTest, WhatTheChildLeavesRunningInItsGroupIsWaitedFor) {
+  // A launcher that backgrounds the program and exits (issue 36 item 12): the program's file is
+  // complete when RunChild returns.
+  char dir_template[] = "/tmp/cg-inject-child-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string done = std::string(dir_template) + "/done";
+  ChildResult r = Sh("(sleep 0.5; echo whole > " + done + ") & exit 0");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_FALSE(r.waited_for.empty());
+  FILE* f = std::fopen(done.c_str(), "r");
+  ASSERT_NE(f, nullptr) << "RunChild returned before the background process ended";
+  char text[16] = {};
+  EXPECT_NE(std::fgets(text, sizeof text, f), nullptr);
+  std::fclose(f);
+  EXPECT_STREQ(text, "whole\n");
+  ::unlink(done.c_str());
+  ::rmdir(dir_template);
+}
+
+TEST(ChildProcessTest, TheChildDiesWithItsRecorder) {
+  // SIGKILL to record left Valgrind running (issue 36 item 12). A process (standing in for
+  // record) runs a child that sleeps and is killed; the child goes with it.
+  char dir_template[] = "/tmp/cg-inject-child-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string pid_file = std::string(dir_template) + "/pid";
+  const pid_t recorder = ::fork();
+  ASSERT_GE(recorder, 0);
+  if (recorder == 0) {
+    RunChild({"sh", "-c", "echo $$ > " + pid_file + "; exec sleep 30"}, {"PATH=/bin:/usr/bin"});
+    ::_exit(0);
+  }
+  pid_t child = 0;
+  for (int i = 0; i < 500 && child == 0; ++i) {
+    if (FILE* f = std::fopen(pid_file.c_str(), "r")) {
+      if (std::fscanf(f, "%d", &child) != 1) child = 0;
+      std::fclose(f);
+    }
+    if (child == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NE(child, 0);
+  ::kill(recorder, SIGKILL);
+  ::waitpid(recorder, nullptr, 0);
+  bool gone = false;
+  for (int i = 0; i < 300 && !gone; ++i) {
+    // Dead, or a zombie of this process's (an earlier RunChild made it adopt orphans).
+    gone = ::kill(child, 0) != 0 || ::waitpid(child, nullptr, WNOHANG) == child;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "the child outlived its recorder";
+  if (!gone) ::kill(child, SIGKILL);
+  ::unlink(pid_file.c_str());
+  ::rmdir(dir_template);
 }
 
 TEST(ChildProcessTest, SigtermFromAnotherProcessIsPassedOnAndHandlersRestored) {

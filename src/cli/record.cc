@@ -1,8 +1,10 @@
 // cg-inject record:
 //   run valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=DIR/callgrind.out.%p
 //         [VALGRIND OPTIONS] PROGRAM ARGS, with the runtime switches in its environment
-//   wait (RunChild passes on SIGINT/SIGTERM/SIGHUP that other processes send to cg-inject; a
-//         Ctrl-C reaches Valgrind through the terminal's process group by itself)
+//   wait (RunChild runs it in a process group of its own that gets the terminal, passes on the
+//         signals sent to cg-inject, kills it if cg-inject dies, and waits for what it left
+//         running in its group); Callgrind writes into a directory of this run's own in DIR
+//   move the profiles into DIR
 //   per pid: move its perf map / jitdump into DIR, inject its files with RunCgInject (in
 //         parallel, one task per pid), print each task's messages in pid order
 // Callgrind writes its profile when the client dies of a signal: Valgrind runs the tool's exit
@@ -15,6 +17,8 @@
 // the shell's under the same name: record turns it on for scripts and shells.
 #include "cli/record.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -168,15 +172,33 @@ std::string Basename(const std::string& path) {
   return std::filesystem::path(path).filename().string();
 }
 
-/// Moves `from` to `to` (copy and unlink across file systems); returns false on failure.
-bool MoveFile(const std::string& from, const std::string& to) {
-  if (::rename(from.c_str(), to.c_str()) == 0) return true;
-  if (errno != EXDEV) return false;
-  std::error_code ec;
-  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, ec);
-  if (ec) return false;
-  ::unlink(from.c_str());
-  return true;
+/// Moves `from` to `to`: a rename, or across file systems a copy into a temporary beside `to`
+/// that is renamed into place once whole, then the unlink of `from`. So `to` is either the whole
+/// file or untouched: a copy cut short by a full disk left an empty map at the target (issue 36
+/// item 9). Returns "" or why it failed.
+std::string MoveFile(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) == 0) return "";
+  if (errno != EXDEV) return std::strerror(errno);
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return std::strerror(errno);
+  std::string why;
+  try {
+    AtomicOutputFile out(to);
+    std::vector<char> buffer(1 << 20);
+    for (;;) {
+      const ssize_t n = ::read(in, buffer.data(), buffer.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) ThrowSystemError("read", from, errno);
+      if (n == 0) break;
+      out.Write(std::string_view(buffer.data(), size_t(n)));
+    }
+    out.Commit();
+  } catch (const InputError& e) {
+    why = e.what();
+  }
+  ::close(in);
+  if (why.empty()) ::unlink(from.c_str());
+  return why;
 }
 
 /// Moves `path` into `dir` unless it is there already; returns where it is now.
@@ -186,9 +208,10 @@ std::string MoveInto(const std::string& path, const std::string& dir, std::FILE*
   if (::stat(path.c_str(), &a) == 0 && ::stat(target.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
       a.st_ino == b.st_ino)
     return target;
-  if (MoveFile(path, target)) return target;
-  std::fprintf(err, "cg-inject: cannot move %s to %s: %s; using it where it is\n", path.c_str(),
-               target.c_str(), std::strerror(errno));
+  const std::string why = MoveFile(path, target);
+  if (why.empty()) return target;
+  std::fprintf(err, "cg-inject: cannot move %s to %s (%s); using it where it is\n", path.c_str(),
+               target.c_str(), why.c_str());
   return path;
 }
 
@@ -324,7 +347,18 @@ std::string ExplainMissingSources(const ProcessTask& task, const RecordOptions& 
 }
 
 /// Says why valgrind did not start; returns the exit status (127 not found, 126 otherwise).
-int ReportSpawnError(const std::string& valgrind, int error, std::FILE* err) {
+int ReportSpawnError(const std::string& valgrind, int error, const std::string& path_list,
+                     std::FILE* err) {
+  // A script whose #! interpreter is missing fails with ENOENT as if it were missing itself
+  // (issue 36 item 11: "SCRIPT: valgrind not found" for a SCRIPT that was there).
+  if (error == ENOENT) {
+    const ProgramLookup found = FindProgram(valgrind, path_list);
+    if (const std::string why = found.error == 0 ? MissingInterpreter(found.path) : "";
+        !why.empty()) {
+      std::fprintf(err, "cg-inject: cannot run %s: %s\n", found.path.c_str(), why.c_str());
+      return int(ExitCode::kNotFound);
+    }
+  }
   if (error == ENOENT) {
     std::fprintf(err,
                  "cg-inject: %s: valgrind not found%s; install it (Debian: apt-get install "
@@ -413,6 +447,45 @@ bool ReportResult(const ProcessTask& task, const RecordOptions& options,
   return true;
 }
 
+/// A directory of this run's own inside DIR, where Callgrind writes: two runs into one -o DIR
+/// took each other's profiles for their own (issue 36 item 8), as telling them apart by what
+/// appeared in DIR during the run cannot work for runs at the same time. The profiles move into
+/// DIR when the run is over; the directory is removed then, unless a process that left the
+/// recording's process group is still writing into it.
+class RecordingDirectory {
+ public:
+  explicit RecordingDirectory(const std::string& dir) {
+    std::string pattern = Join(dir, ".cg-inject-record." + std::to_string(::getpid()) + ".XXXXXX");
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~RecordingDirectory() {
+    if (!path_.empty()) ::rmdir(path_.c_str());  // only when empty
+  }
+  RecordingDirectory(const RecordingDirectory&) = delete;
+  RecordingDirectory& operator=(const RecordingDirectory&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// RunChild's note: the program left processes running in its group.
+void SayStillRunning(const std::vector<pid_t>& pids, void* context) {
+  std::string list;
+  for (pid_t p : pids) list += (list.empty() ? "" : ", ") + std::to_string(p);
+  std::fprintf(static_cast<std::FILE*>(context),
+               "cg-inject: the program ended and left %zu process%s running in its process group "
+               "(%s): waiting for %s, as %s profile%s written when %s (Ctrl-C ends %s)\n",
+               pids.size(), pids.size() == 1 ? "" : "es", list.c_str(),
+               pids.size() == 1 ? "it" : "them", pids.size() == 1 ? "its" : "their",
+               pids.size() == 1 ? " is" : "s are", pids.size() == 1 ? "it ends" : "they end",
+               pids.size() == 1 ? "it" : "them");
+}
+
+bool ProcessIsAlive(uint64_t pid) {
+  return pid > 0 && pid <= uint64_t(INT32_MAX) && (::kill(pid_t(pid), 0) == 0 || errno == EPERM);
+}
+
 int Record(const RecordOptions& options, const RecordEnvironment& env) {
   std::FILE* err = env.err;
   std::error_code ec;
@@ -424,7 +497,12 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
                  options.output_dir.c_str());
     return int(ExitCode::kInputError);
   }
-  std::vector<DirEntry> before = ListDirectory(dir);
+  RecordingDirectory recording(dir);
+  if (recording.path().empty()) {
+    std::fprintf(err, "cg-inject: %s: cannot create a directory in it: %s\n",
+                 options.output_dir.c_str(), std::strerror(errno));
+    return int(ExitCode::kInputError);
+  }
   // Valgrind gets the absolute path (the program may change directory); the files are named
   // relative to the given directory, as the user wrote it, in messages and to RunCgInject.
   const std::string& shown_dir = options.output_dir;
@@ -452,8 +530,9 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
                   [](const std::string& a) { return a.starts_with("--trace-children="); });
   const bool follow = !user_trace && (IsScript(found.path) || IsLauncherProgram(found.path));
 
-  std::vector<std::string> argv = {valgrind.program, "--tool=callgrind", "--dump-instr=yes",
-                                   "--callgrind-out-file=" + Join(dir, "callgrind.out.%p")};
+  std::vector<std::string> argv = {
+      valgrind.program, "--tool=callgrind", "--dump-instr=yes",
+      "--callgrind-out-file=" + Join(recording.path(), "callgrind.out.%p")};
   if (options.verbosity == 0) argv.push_back("-q");  // no banner: errors only
   for (std::string& o : PlanValgrindOptions(options.program[0], options.runtimes))
     argv.push_back(std::move(o));
@@ -481,14 +560,40 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
   }
 
   const int64_t started_ns = FileClockNowNs();
-  ChildResult child = RunChild(argv, envp);
-  if (child.pid == 0) return ReportSpawnError(valgrind.program, child.spawn_error, err);
+  ChildResult child = RunChild(argv, envp, SayStillRunning, err);
+  if (child.pid == 0) {
+    return ReportSpawnError(valgrind.program, child.spawn_error,
+                            LookupEnv(envp, "PATH", "/bin:/usr/bin"), err);
+  }
   const int status = child.status;
   if (options.verbosity >= 2) std::fprintf(err, "cg-inject: valgrind exited with %d\n", status);
 
-  std::vector<DirEntry> after = ListDirectory(dir);
-  std::vector<RecordedProcess> processes =
-      GroupRecordedProfiles(shown_dir, after, UnchangedNames(before, after));
+  // Every file here is this run's. Those of a process still running (it left the process group,
+  // so it was not waited for) stay where Callgrind writes them; the rest move into DIR.
+  std::vector<RecordedProcess> processes;
+  for (RecordedProcess& p :
+       GroupRecordedProfiles(recording.path(), ListDirectory(recording.path()), {})) {
+    const bool all_empty = std::all_of(p.profiles.begin(), p.profiles.end(), [](auto& f) {
+      struct stat fst;
+      return ::stat(f.c_str(), &fst) == 0 && fst.st_size == 0;
+    });
+    if (all_empty && ProcessIsAlive(p.pid)) {
+      std::fprintf(err,
+                   "cg-inject: pid %llu is still running outside the recording's process group; "
+                   "Callgrind writes %s when it ends: inject it then with cg-inject -i\n",
+                   static_cast<unsigned long long>(p.pid), p.profiles.back().c_str());
+      continue;
+    }
+    for (std::string& f : p.profiles) {
+      if (::rename(f.c_str(), Join(dir, Basename(f)).c_str()) != 0) {
+        std::fprintf(err, "cg-inject: cannot move %s into %s: %s\n", f.c_str(), dir.c_str(),
+                     std::strerror(errno));
+        continue;
+      }
+      f = Join(shown_dir, Basename(f));
+    }
+    processes.push_back(std::move(p));
+  }
   if (processes.empty()) {
     std::fprintf(err,
                  "cg-inject: no Callgrind file was written to %s (valgrind exited with status "

@@ -6,7 +6,10 @@
 # command line and environment given to valgrind, the files moved beside the profile, the exit
 # status, --clean, the messages for a missing map and for a program without JIT code, signals;
 # the runtimes' switches and Valgrind options, launcher scripts followed with --trace-children,
-# the empty profile of a process that exec'd away, a missing or non-executable PROGRAM, -q.
+# the empty profile of a process that exec'd away, a missing or non-executable PROGRAM, -q;
+# record's own files (issue 36): two runs into one -o DIR, a move cut short by a full disk, a
+# PROGRAM whose path holds a line break, a --valgrind script without its interpreter, SIGKILL to
+# record, a launcher that leaves its program running in the background.
 # record looks PROGRAM up before it starts Valgrind: the programs named here are copies of
 # /bin/true (ELF files, so not launcher scripts) in $scratch/bin, first in PATH.
 source "$(dirname "$0")/lib.sh"
@@ -14,9 +17,9 @@ data=$SOURCE_ROOT/tests/data/x86_64/instr
 fake=$scratch/fake-valgrind
 cat >"$fake" <<'FAKE'
 #!/bin/bash
-out=
-for a; do case $a in --callgrind-out-file=*) out=${a#*=} ;; esac; done
-out=${out/\%p/$$}
+pattern=
+for a; do case $a in --callgrind-out-file=*) pattern=${a#*=} ;; esac; done
+out=${pattern/\%p/$$}
 printf '%s\n' "$@" >"$FAKE_DIR/args"
 env >"$FAKE_DIR/env"
 # The ini file record lists in PHP_INI_SCAN_DIR exists while the program runs.
@@ -36,6 +39,27 @@ case $FAKE_MODE in
   term) trap 'zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out"; exit 143' TERM
     touch "$FAKE_DIR/ready"
     sleep 60 & wait ;;
+  # Callgrind creates the profile at the start and writes it at the end.
+  slow) : >"$out"
+    sleep "$FAKE_SLEEP"
+    zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out"
+    cp "$FAKE_DATA/perf-24022.map" "/tmp/perf-$$.map"
+    cp "$FAKE_DATA/jit-24022.dump" "jit-$$.dump" ;;
+  # The program's path, with its line break, in cmd: and as an object.
+  newline) zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out.tmp"
+    sed -e "s|^cmd: .*|cmd: ${FAKE_PROGRAM//$'\n'/\\n}|" \
+      -e "s|/tmp/cg-inject-e2e-x86_64/twin\$|${FAKE_PROGRAM//$'\n'/\\n}|" "$out.tmp" >"$out"
+    rm -f "$out.tmp" ;;
+  # A map too big for the file size limit the test sets, linked (not written) into /tmp.
+  bigmap) zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out"
+    ln "$FAKE_BIGMAP" "/tmp/perf-$$.map"
+    touch "/tmp/perf-$$.map" ;;
+  sleeping) echo $$ >"$FAKE_DIR/fake.pid"
+    exec sleep 60 ;;
+  # A launcher that starts the program in the background and exits: the program writes its
+  # profile a second later.
+  background) ( sleep 1; zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"${pattern/\%p/$BASHPID}" ) &
+    zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out" ;;
 esac
 exit "${FAKE_EXIT:-0}"
 FAKE
@@ -50,6 +74,13 @@ cd "$work"
 cp /bin/true twin
 cp /bin/true x
 record() { expect_exit "$1" "$CG_INJECT" record --valgrind "$fake" "${@:2}"; }
+# valgrind's arguments on one line, with the directory of the run's own that Callgrind writes into
+# (DIR/.cg-inject-record.PID.XXXXXX, whose files move into DIR at the end) shown as DIR.
+valgrind_args() {
+  grep -q -- '^--callgrind-out-file=.*/\.cg-inject-record\.[0-9]*\.[A-Za-z0-9]\{6\}/callgrind\.out\.%p$' "$scratch/args" ||
+    echo "(not in a recording directory of its own)"
+  tr '\n' ' ' <"$scratch/args" | sed -E 's|/\.cg-inject-record\.[0-9]+\.[A-Za-z0-9]{6}/|/|'
+}
 pid_of() { ls "$1" | sed -n 's/^callgrind\.out\.\([0-9]*\)$/\1/p'; }
 
 # A JIT run: the program's exit status, everything beside the profile, the names injected.
@@ -62,8 +93,7 @@ FAKE_MODE=jit FAKE_EXIT=5 record 5 -o out -- --separate-threads=no -- node app.j
   [[ ! -e /tmp/perf-$pid.map && ! -e jit-$pid.dump ]] || fail "sources not moved"
   expected="--tool=callgrind --dump-instr=yes --callgrind-out-file=$work/out/callgrind.out.%p"
   expected+=" --fair-sched=yes --separate-threads=no node app.js --x"
-  [[ $(tr '\n' ' ' <"$scratch/args") == "$expected " ]] ||
-    fail "valgrind arguments: $(tr '\n' ' ' <"$scratch/args")"
+  [[ $(valgrind_args) == "$expected " ]] || fail "valgrind arguments: $(valgrind_args)"
   grep -qx 'NODE_OPTIONS=--perf-prof --perf-basic-prof' "$scratch/env" || fail "NODE_OPTIONS"
   grep -qx 'PYTHONPERFSUPPORT=1' "$scratch/env" || fail "PYTHONPERFSUPPORT"
   grep -qx 'ERL_FLAGS=+JPperf true' "$scratch/env" || fail "ERL_FLAGS"
@@ -149,8 +179,7 @@ FAKE_MODE=twin record 0 -o php-off --no-runtime-env=php,erlang,mono -- php a.php
 FAKE_MODE=twin record 0 -o java -- --smc-check=all -- java -cp . Work && {
   expected="--tool=callgrind --dump-instr=yes --callgrind-out-file=$work/java/callgrind.out.%p"
   expected+=" --vex-iropt-register-updates=allregs-at-mem-access --smc-check=all java -cp . Work"
-  [[ $(tr '\n' ' ' <"$scratch/args") == "$expected " ]] ||
-    fail "java's valgrind arguments: $(tr '\n' ' ' <"$scratch/args")"
+  [[ $(valgrind_args) == "$expected " ]] || fail "java's valgrind arguments: $(valgrind_args)"
 }
 
 # A launcher script (erl is one) is followed into what it execs; a shell too; not when the user
@@ -218,6 +247,105 @@ rc=0
 wait $cg || rc=$?
 [[ $rc == 143 ]] || fail "SIGTERM: exit $rc, expected 143: $(cat "$scratch/err")"
 ls term/callgrind.out.*.jit >/dev/null 2>&1 || fail "SIGTERM: nothing injected: $(ls term)"
+
+# Two runs into one -o DIR at once (issue 36 item 8): the second took the first one's profile for
+# its own process too (its map already moved: "with the addresses unnamed", exit 1), and the first
+# called the second's unfinished profile empty. Each run injects only its own processes.
+FAKE_MODE=slow FAKE_SLEEP=2 "$CG_INJECT" record --valgrind "$fake" -o both -- node a.js \
+  >/dev/null 2>"$scratch/err-a" &
+first=$!
+sleep 0.5
+FAKE_MODE=slow FAKE_SLEEP=0.5 "$CG_INJECT" record --valgrind "$fake" -o both -- node b.js \
+  >/dev/null 2>"$scratch/err-b" &
+second=$!
+rc_a=0 rc_b=0
+wait "$first" || rc_a=$?
+wait "$second" || rc_b=$?
+[[ $rc_a == 0 && $rc_b == 0 ]] ||
+  fail "two runs into one -o DIR: exit $rc_a and $rc_b: $(cat "$scratch/err-a" "$scratch/err-b")"
+pids=$(ls both | sed -n 's/^callgrind\.out\.\([0-9]*\)$/\1/p' | sort)
+[[ $(wc -w <<<"$pids") == 2 ]] || fail "two runs into one -o DIR: profiles: $(ls both)"
+for run in a b; do
+  [[ $(grep -c ': wrote ' "$scratch/err-$run") == 1 ]] &&
+    ! grep -q 'with the addresses unnamed\|left an empty profile' "$scratch/err-$run" ||
+    fail "two runs into one -o DIR: run $run: $(cat "$scratch/err-$run")"
+done
+[[ $(grep -o 'pid [0-9]*: wrote' "$scratch/err-a") != $(grep -o 'pid [0-9]*: wrote' "$scratch/err-b") ]] ||
+  fail "two runs into one -o DIR: both wrote the same process"
+for pid in $pids; do
+  grep -q '^fn=.*jit_fib' "both/callgrind.out.$pid.jit" || fail "pid $pid's profile: JIT code unnamed"
+done
+[[ -z $(find both -name '.cg-inject-*') ]] || fail "two runs: left $(find both -name '.cg-inject-*')"
+
+# A move across file systems cut short by a full disk (issue 36 item 9) left an empty or partial
+# map at the target. The copy goes to a temporary that is renamed once whole: the target is the
+# whole file or nothing. A file size limit stands in for the full disk; DIR is on /dev/shm, so
+# that /tmp/perf-PID.map is copied, not renamed.
+if [[ -d /dev/shm && -w /dev/shm && $(stat -c %d /dev/shm) != $(stat -c %d /tmp) ]]; then
+  shm=$(mktemp -d /dev/shm/cg-inject-record.XXXXXX)
+  python3 -c 'import sys; sys.stdout.write("".join("%x 10 f%d\n" % (0x7f0000000000 + 16 * i, i) for i in range(150000)))' \
+    >"$scratch/big.map"
+  got=0
+  (ulimit -f 1024 && FAKE_MODE=bigmap FAKE_BIGMAP=$scratch/big.map \
+    exec "$CG_INJECT" record --valgrind "$fake" -o "$shm/out" -- ./x) >/dev/null 2>"$scratch/err" || got=$?
+  pid=$(pid_of "$shm/out")
+  [[ -n $pid ]] || fail "full disk: no profile: $(ls -A "$shm/out")"
+  [[ ! -e $shm/out/perf-$pid.map && -z $(find "$shm/out" -name '*.cg-inject-tmp.*') ]] ||
+    fail "full disk: a partial map or a temporary at the target: $(ls -lA "$shm/out")"
+  grep -q "^cg-inject: cannot move /tmp/perf-$pid.map to $shm/out/perf-$pid.map (.*File too large); using it where it is$" "$scratch/err" ||
+    fail "full disk: $(cat "$scratch/err")"
+  cmp -s "/tmp/perf-$pid.map" "$scratch/big.map" || fail "full disk: the map was not left whole"
+  rm -rf "$shm" "/tmp/perf-$pid.map"
+else
+  echo "note: /dev/shm is not a file system of its own here; the cut-short move is not checked"
+fi
+
+# A PROGRAM whose path holds a line break (issue 36 item 10): Callgrind writes the path raw in
+# cmd: and ob=, and record refused its profile ("expected a header line", exit 1, no .jit). It is
+# read as callgrind_annotate reads it: the line after is warned about and ignored.
+odd=$work/odd$'\n'name
+cp /bin/true "$odd"
+FAKE_MODE=newline FAKE_PROGRAM=$odd record 0 -o newline -- "$odd" && {
+  pid=$(pid_of newline)
+  [[ -s newline/callgrind.out.$pid.jit ]] || fail "newline in PROGRAM: no .jit: $(cat "$scratch/err")"
+  # It reads back as callgrind_annotate reads the raw profile: the program is the path's first
+  # line.
+  grep -qF "Profiled target:  $work/odd (PID " <(callgrind_annotate "newline/callgrind.out.$pid.jit" 2>/dev/null) ||
+    fail "newline in PROGRAM: callgrind_annotate reads it otherwise: $(callgrind_annotate "newline/callgrind.out.$pid.jit" 2>&1 | head -12)"
+}
+
+# A --valgrind script whose #! interpreter is missing (issue 36 item 11) was called "valgrind not
+# found" although it was there.
+printf '#!/no/such/interpreter -x\nexit 0\n' >noint.sh
+chmod +x noint.sh
+expect_exit 127 "$CG_INJECT" record --valgrind ./noint.sh -- ./x &&
+  { grep -qx "cg-inject: cannot run ./noint.sh: its interpreter /no/such/interpreter (named by its #! line) is missing" "$scratch/err" ||
+    fail "missing interpreter: $(cat "$scratch/err")"; }
+
+# SIGKILL to record (issue 36 item 12) left Valgrind and the program running as orphans: they
+# are killed with it now.
+rm -f "$scratch/fake.pid"
+FAKE_MODE=sleeping "$CG_INJECT" record --valgrind "$fake" -o killed -- ./x >/dev/null 2>&1 &
+cg=$!
+for _ in $(seq 100); do [[ -s $scratch/fake.pid ]] && break; sleep 0.1; done
+kill -KILL $cg
+wait $cg 2>/dev/null || true
+child=$(cat "$scratch/fake.pid" 2>/dev/null)
+[[ -n $child ]] || fail "SIGKILL: the fake valgrind never started"
+for _ in $(seq 50); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$child" 2>/dev/null; then
+  fail "SIGKILL: valgrind (pid $child) still runs after record was killed"
+  kill -KILL "$child"
+fi
+
+# A launcher that backgrounds the program and exits (issue 36 item 12) returned at once, and the
+# program's profile appeared later, uninjected: record waits for what is left in its process group.
+FAKE_MODE=background record 0 -o background -- ./x && {
+  [[ $(ls background/*.jit 2>/dev/null | wc -l) == 2 ]] ||
+    fail "background launcher: injected $(ls background): $(cat "$scratch/err")"
+  grep -q "^cg-inject: the program ended and left [0-9]* process\(es\)\? running in its process group ([0-9, ]*): waiting for" "$scratch/err" ||
+    fail "background launcher: no note about waiting: $(cat "$scratch/err")"
+}
 
 # The man page documents every long option of `record --help`.
 for opt in $("$CG_INJECT" record --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
