@@ -11,6 +11,13 @@
 // directory, a dangling symlink or a fresh name. Whatever the run does, the input and the source
 // keep their bytes, no symlink, FIFO, device or directory is replaced, and no temporary remains;
 // anything else stops the fuzzer.
+//
+// The objects a profile names (issue 36): an input may end with kObjectSeparator and the bytes of
+// an ELF file. They are read by both ELF readers directly, and written to the scratch directory
+// as obj.so, which every `@OBJECT@` in the profile then names (`ob=@OBJECT@`), so the command
+// line's run reads it as a profile's object: its extents, symbols and PLT stubs. Each case runs
+// within libFuzzer's -timeout and -rss_limit_mb (fuzz/run-all.sh): reading an object costs time
+// and memory linear in its size, so a hostile file that breaks that stops the fuzzer.
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -41,12 +48,16 @@
 #include "cg_inject/symbols.h"
 #include "cli/options.h"
 #include "cli/run.h"
+#include "elf/elf_reader.h"
+#include "elf/object_image_stubs.h"
 #include "sources/symbol_sources.h"
 
 namespace {
 using namespace cg_inject;
 
 constexpr std::string_view kSeparator = "\n--cg-inject-fuzz-profile--\n";
+constexpr std::string_view kObjectSeparator = "\n--cg-inject-fuzz-object--\n";
+constexpr std::string_view kObjectPlaceholder = "@OBJECT@";
 
 namespace fs = std::filesystem;
 
@@ -131,9 +142,27 @@ void CheckUnharmed(const std::string& d, const Expected& e) {
   }
 }
 
-void RunOutputSide(std::string_view source_bytes, std::string_view profile) {
+/// `profile` with every kObjectPlaceholder replaced by `object`.
+std::string NameObject(std::string_view profile, const std::string& object) {
+  std::string out;
+  for (size_t at = 0;;) {
+    size_t next = profile.find(kObjectPlaceholder, at);
+    if (next == std::string_view::npos) {
+      out.append(profile.substr(at));
+      return out;
+    }
+    out.append(profile.substr(at, next - at));
+    out += object;
+    at = next + kObjectPlaceholder.size();
+  }
+}
+
+void RunOutputSide(std::string_view source_bytes, std::string_view raw_profile,
+                   std::string_view object) {
   const std::string& d = ScratchDir();
   for (const auto& entry : fs::directory_iterator(d)) fs::remove_all(entry.path());
+  const std::string profile = NameObject(raw_profile, d + "/obj.so");
+  if (!object.empty()) Put(d + "/obj.so", object);
   Expected e;
   e.input = std::string(profile);
   e.source = std::string(source_bytes);
@@ -213,10 +242,31 @@ void RunOutputSide(std::string_view source_bytes, std::string_view profile) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace cg_inject;
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  std::string_view source_bytes, profile = bytes;
+  std::string_view source_bytes, profile = bytes, object;
   if (size_t at = bytes.find(kSeparator); at != std::string_view::npos) {
     source_bytes = bytes.substr(0, at);
     profile = bytes.substr(at + kSeparator.size());
+  }
+  if (size_t at = profile.find(kObjectSeparator); at != std::string_view::npos) {
+    object = profile.substr(at + kObjectSeparator.size());
+    profile = profile.substr(0, at);
+    // Both readers over an exactly-sized copy, so AddressSanitizer sees any read past its end.
+    std::vector<char> copy(object.begin(), object.end());
+    std::string_view exact(copy.data(), copy.size());
+    std::string why;
+    std::unique_ptr<ObjectImage> image = ReadElfObject("/fuzz/obj.so", exact, &why);
+    if (image == nullptr && why.empty()) __builtin_trap();
+    if (image != nullptr) {
+      for (const ElfSymbol& s : image->symbols()) {
+        if (s.name.empty() || image->LookupSymbol(s.addr) == nullptr) __builtin_trap();
+      }
+    }
+    ObjectStubs stubs = ReadObjectStubs(exact);
+    for (const PltSlot& slot : stubs.plt) {
+      if (slot.symbol.empty() || slot.symbol.data() < copy.data() ||
+          slot.symbol.data() + slot.symbol.size() > copy.data() + copy.size())
+        __builtin_trap();
+    }
   }
   SymbolIndex index;
   Diagnostics diagnostics;
@@ -227,7 +277,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                             &diagnostics);
     }
   } catch (const InputError&) {
-    RunOutputSide(source_bytes, profile);  // a bad source: the run must fail and leave nothing
+    RunOutputSide(source_bytes, profile, object);  // a bad source: the run fails, leaves nothing
     return 0;
   }
   index.Finish();
@@ -244,7 +294,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const InvariantError&) {
     __builtin_trap();
   } catch (const InputError&) {
-    RunOutputSide(source_bytes, profile);
+    RunOutputSide(source_bytes, profile, object);
     return 0;
   }
   if (!stats.invariant_violations.empty()) __builtin_trap();
@@ -264,6 +314,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const Diagnostics::Kind& kind : reread_diagnostics.kinds()) {
     if (kind.kind == kDisagree && !input_disagreed) __builtin_trap();
   }
-  RunOutputSide(source_bytes, profile);
+  RunOutputSide(source_bytes, profile, object);
   return 0;
 }
