@@ -349,17 +349,21 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
   uint64_t entered_at = columns_.has_instr() ? columns_.Instr(key.target_pos) : target_addr;
   ++stats_.calls_renamed;
   if (split) {
-    // A call into a block that several reused versions share: split it among them.
-    std::vector<uint64_t> counts = SplitProportionally(count, split->entry_counts);
+    // A call into a block that several reused versions share: split it among them. Only the
+    // versions that get calls get inclusive cost (a call line of 0 calls with cost is read by
+    // callgrind_annotate as its caller's self cost), so a call of count 1 enters one version.
+    std::vector<uint64_t> counts = SplitCallCount(count, split->entry_counts);
     std::vector<std::vector<uint64_t>> shares(split->versions.size(),
                                               std::vector<uint64_t>(inclusive.size()));
+    const std::vector<size_t> called = CalledVersions(count, split->entry_counts);
+    std::vector<uint64_t> w;
     for (size_t e = 0; e < inclusive.size(); ++e) {
-      std::vector<uint64_t> w;
-      for (const auto& weights : split->weights) w.push_back(weights[e]);
+      w.clear();
+      for (size_t k : called) w.push_back(split->weights[k][e]);
       std::vector<uint64_t> s = SplitProportionally(inclusive[e], w);
-      for (size_t k = 0; k < s.size(); ++k) shares[k][e] = s[k];
+      for (size_t i = 0; i < called.size(); ++i) shares[called[i]][e] = s[i];
     }
-    for (size_t k = 0; k < split->versions.size(); ++k) {
+    for (size_t k : called) {
       uint32_t line = 0, file = 0;
       lines_.LineOf(*split->versions[k], entered_at, &line, &file);
       CallKey split_key = key;

@@ -1193,6 +1193,53 @@ TEST_F(InjectorTest, ReusedSplitIsTheSameWhicheverBlockComesFirst) {
   ExpectReusedSplit();
 }
 
+// Issue 33 defect 1: a call into a reused block is split among the versions by their entry
+// counts (v1 3, v2 1 here), but a call line of count 1 enters one version: it goes whole, with
+// all its inclusive cost, to the version of larger count. Every call line written keeps at least
+// one call and the counts add up to the input's. (Split 3:1 by proportion, the count-1 line gave
+// v1 `calls=0` with three quarters of its cost, which callgrind_annotate reads as main's self
+// cost; tsc under Node 20 had 27 such lines.)
+TEST_F(InjectorTest, ReusedSplitKeepsACallOnEveryLine) {
+  AddReusedVersions();
+  Run(std::string(kReusedHeader) + R"(ob=/bin/prog
+fl=main.c
+fn=main
+0x400 1
+cob=???
+cfi=???
+cfn=0x0000000000003000
+calls=3 0x3000
+0x404 9
+cob=???
+cfi=???
+cfn=0x0000000000003000
+calls=1 0x3000
+0x408 3
+ob=???
+fl=???
+fn=0x0000000000003000
+0x3000 4
+0x3003 1
+0x3004 3
+0x3006 1
+0x300a 1
+)");
+  EXPECT_EQ(out_.text().find("calls=0"), std::string::npos) << out_.text();
+  const auto& main_fn = F("/bin/prog|main.c|main");
+  ASSERT_EQ(main_fn.calls.count("jit.map|???|v1"), 1u) << out_.text();
+  ASSERT_EQ(main_fn.calls.count("jit.map|???|v2"), 1u) << out_.text();
+  // 0x404's 3 calls split 2:1 by proportion; 0x408's one call enters v1.
+  EXPECT_EQ(main_fn.calls.at("jit.map|???|v1").first, 3u);
+  EXPECT_EQ(main_fn.calls.at("jit.map|???|v2").first, 1u);
+  // Nothing lost: the inclusive costs of the two input lines (9 + 3) are all there.
+  EXPECT_EQ(
+      main_fn.calls.at("jit.map|???|v1").second[0] + main_fn.calls.at("jit.map|???|v2").second[0],
+      12u);
+  // callgrind_annotate reads main's self cost as the input has it (a line after `calls=0` is
+  // its caller's self cost there).
+  EXPECT_EQ(Annotate(/*inclusive=*/false)["main.c:main"], 1u) << annotate_text_;
+}
+
 // A JIT block that runs the program's own code before any block of the program: the `cmd:`
 // header names the program, so its code is known as such from the start, and its ELF symbol
 // names the owner (Rule 9; without symbols the owner is known only once its block was seen).
