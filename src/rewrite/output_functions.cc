@@ -29,12 +29,13 @@ DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
   const SymbolSourceInfo* source = version.source() < symbols_.sources().size()
                                        ? &symbols_.sources()[version.source()]
                                        : nullptr;
+  // The source's object, not the ELF image a version's code went to: one definition's versions
+  // can sit in several images (code that reused an address goes to a later one), and its name
+  // must be the same in all of them, so which definitions share a name is decided over the
+  // whole source (ObjectOf gives the image, for the output's ob=).
   std::string_view object = source && !source->object_name.empty() ? source->object_name
                             : source                               ? source->path
                                                                    : std::string_view("jit");
-  // The caller may give each version an object of its own (ELF images of the JIT code).
-  if (size_t v = version.load_order(); v < version_objects_.size() && !version_objects_[v].empty())
-    object = version_objects_[v];
   std::string_view file = FileText(version);
   // Empty for a nameless version, which Identity names `jit@ADDR`, unique per address.
   std::string_view function = version.display_name();
@@ -43,6 +44,14 @@ DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
   uint32_t line =
       version.definition_line() != 0 ? version.definition_line() : version.source_line();
   return {object, file, function, line, version.definition_column()};
+}
+
+std::string_view OutputFunctions::ObjectOf(const CodeVersion& version) const {
+  if (const CodeVersion* owner = PrologueOwner(symbols_, version)) return ObjectOf(*owner);
+  // The caller may give each version an object of its own (ELF images of the JIT code).
+  if (size_t v = version.load_order(); v < version_objects_.size() && !version_objects_[v].empty())
+    return version_objects_[v];
+  return SiteOf(version).object;
 }
 
 int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
@@ -60,7 +69,7 @@ int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
   std::string function = site.name.empty() ? "jit@" + std::to_string(version->start())
                                            : definition_names_.NameOf(site);
   if (suffix) function += names_->Text(suffix);
-  FunctionKey key{names_->Intern(site.object).id, names_->Intern(site.file).id,
+  FunctionKey key{names_->Intern(ObjectOf(*version)).id, names_->Intern(site.file).id,
                   names_->Intern(function).id};
   // Neither cache grew since `cached` was taken: For and the name table touch neither.
   int out = For(key, /*jit=*/true);

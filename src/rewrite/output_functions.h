@@ -36,7 +36,7 @@ class OutputFunctions {
  public:
   /// `version_objects`: empty, or the `ob=` of each version by load order (ELF images of the
   /// JIT code; an empty entry: its source's object name). Names the definitions of every version
-  /// of `index` up front.
+  /// of `index` up front, per source: a definition has one name in every image.
   OutputFunctions(const SymbolIndex& index, std::span<const std::string> version_objects,
                   NameTable* names);
 
@@ -62,8 +62,10 @@ class OutputFunctions {
   int64_t disambiguated_groups() const { return definition_names_.disambiguated_groups(); }
 
  private:
-  /// The definition `version` belongs to, with views into the index and version_objects_.
+  /// The definition `version` belongs to, in its source's object, with views into the index.
   DefinitionSite SiteOf(const CodeVersion& version) const;
+  /// The `ob=` of `version`'s function: its ELF image (version_objects_), else its source's.
+  std::string_view ObjectOf(const CodeVersion& version) const;
 
   const SymbolIndex& symbols_;
   std::span<const std::string> version_objects_;
