@@ -175,6 +175,7 @@ struct InjectStats {
     std::string damage = {};      // SymbolSourceInfo::damage
     int64_t dropped_records = 0;  // SymbolSourceInfo::dropped_records (a cut-off jitdump's tail)
     uint64_t dropped_bytes = 0;
+    int64_t superseded = 0;  // SymbolSourceInfo::superseded (a perf map's entries in a jitdump)
   };
   struct Unresolved {
     uint64_t addr = 0;

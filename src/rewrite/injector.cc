@@ -49,8 +49,8 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
       in_(index, objects_, &names_),
       out_(index, options_.version_objects, &names_) {
   for (const SymbolSourceInfo& s : index.sources())
-    stats_.sources.push_back(
-        {s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records, s.dropped_bytes});
+    stats_.sources.push_back({s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records,
+                              s.dropped_bytes, s.superseded});
   stats_.reused_ranges = index.reused_ranges();
   stats_.definitions_disambiguated = out_.disambiguated_groups();
   unknown_name_ = names_.Intern("???").id;

@@ -11,7 +11,11 @@ OutputFunctions::OutputFunctions(const SymbolIndex& index,
                                  std::span<const std::string> version_objects, NameTable* names)
     : symbols_(index), version_objects_(version_objects), names_(names) {
   // Two passes over the versions, 8 bytes each instead of 24 (resolve/definition_names.h).
-  definition_names_.Build(index.size(), [&](size_t i) { return SiteOf(index.version(i)); });
+  // A map entry a jitdump version describes too is never a function: not a definition either.
+  definition_names_.Build(index.size(), [&](size_t i) {
+    const CodeVersion& v = index.version(i);
+    return index.Superseded(v) ? DefinitionSite{} : SiteOf(v);
+  });
 }
 
 void OutputFunctions::Clear() {

@@ -52,6 +52,9 @@ void AppendStatsText(const InjectStats& s, std::string* out) {
     AppendF(out, "  %s (%s, ob=%s): %" PRId64 " code versions", src.path.c_str(), src.kind.c_str(),
             src.object_name.c_str(), src.records);
     if (!src.damage.empty()) AppendF(out, "; %s", src.damage.c_str());
+    if (src.superseded > 0)
+      AppendF(out, "; a jitdump describes %" PRId64 " of them too, and its versions are used",
+              src.superseded);
     *out += '\n';
   }
   AppendF(out,
@@ -115,8 +118,10 @@ void AppendStatsJson(const InjectStats& s, std::string* out) {
     AppendF(out, ",\"records\":%" PRId64, s.sources[i].records);
     *out += ",\"damage\":";
     AppendJsonString(s.sources[i].damage, out);
-    AppendF(out, ",\"dropped_records\":%" PRId64 ",\"dropped_bytes\":%" PRIu64,
-            s.sources[i].dropped_records, s.sources[i].dropped_bytes);
+    AppendF(out,
+            ",\"dropped_records\":%" PRId64 ",\"dropped_bytes\":%" PRIu64
+            ",\"superseded\":%" PRId64,
+            s.sources[i].dropped_records, s.sources[i].dropped_bytes, s.sources[i].superseded);
     *out += '}';
   }
   *out += "],\"event\":";
