@@ -1,6 +1,10 @@
 // The injector's output functions and JIT identities (see output_functions.h).
 #include "rewrite/output_functions.h"
 
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
 #include "cg_inject/symbols.h"
 #include "resolve/name_table.h"
 #include "rewrite/version_lines.h"
@@ -23,6 +27,7 @@ void OutputFunctions::Clear() {
   index_.clear();
   identity_by_version_.clear();
   identity_cache_.clear();
+  ambiguous_.clear();
 }
 
 DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
@@ -78,6 +83,44 @@ int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
   // Neither cache grew since `cached` was taken: For and the name table touch neither.
   int out = For(key, /*jit=*/true);
   *cached = uint32_t(out) + 1;
+  return out;
+}
+
+int OutputFunctions::Ambiguous(std::span<const CodeVersion* const> tie, uint32_t suffix) {
+  // The functions the versions are, each once, in load order.
+  std::vector<int> functions;
+  uint64_t start = 0;
+  for (const CodeVersion* v : tie) {
+    int f = Identity(v, 0);
+    if (std::find(functions.begin(), functions.end(), f) == functions.end()) functions.push_back(f);
+    start = std::max(start, v->start());
+  }
+  if (functions.size() < 2) return Identity(tie.front(), suffix);
+  // At most three names: the function list stays readable (a busy address may have held dozens).
+  constexpr size_t kNamed = 3;
+  char addr[32];
+  std::snprintf(addr, sizeof addr, "0x%016" PRIx64, start);
+  std::string name = std::string(addr) + " (ambiguous: ";
+  for (size_t i = 0; i < functions.size() && i < kNamed; ++i) {
+    if (i) name += " | ";
+    name += names_->Text(functions_[size_t(functions[i])].key.function);
+  }
+  if (functions.size() > kNamed)
+    name += " | " + std::to_string(functions.size() - kNamed) + " more";
+  name += ')';
+  const uint32_t file = functions_[size_t(functions[0])].key.file;
+  bool one_file = true;
+  for (int f : functions) one_file = one_file && functions_[size_t(f)].key.file == file;
+  int base = -1;
+  if (suffix) {
+    base = Ambiguous(tie, 0);
+    name += names_->Text(suffix);
+  }
+  FunctionKey key{names_->Intern(ObjectOf(*tie.front())).id,
+                  one_file ? file : names_->Intern("???").id, names_->Intern(name).id};
+  int out = For(key, /*jit=*/true);
+  functions_[size_t(out)].ambiguous = true;
+  ambiguous_[out] = {start, suffix ? base : out};
   return out;
 }
 
