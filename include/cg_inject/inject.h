@@ -34,11 +34,19 @@
 //   its entry resolved to. When several versions still fit, part number q (the `part:` header,
 //   else the part's index + 1) takes the q-th loaded version (the last one when there are fewer):
 //   with CALLGRIND_DUMP_STATS_AT dumps, later parts ran later code. Such choices are counted.
+//   The part rule holds only in a profile that says it has several parts (a `part:` above 1, a
+//   `desc: Trigger:` other than the program's end): otherwise, where versions without code bytes
+//   (a perf map's) tie, the code is one function that says it is ambiguous, `0x<16 hex digits>
+//   (ambiguous: f | g)` (OutputFunctions::Ambiguous), with the costs and calls Callgrind counted.
 //   When one block holds the code of several versions at its entry (reuse without a dump in
 //   between), each version with instructions of its own there gets them; lines that fit several
 //   (the shared entry) and the calls into the block are split among them in proportion to their
-//   estimated entry counts (first event at each version's lowest own address); the inclusive cost
-//   of those calls is split in proportion to each version's cost in the block.
+//   estimated entry counts (first event at each version's lowest own address), a call line of
+//   count N among at most N versions (those of most entries), each at least 1, the counts
+//   adding up to N; the inclusive cost of those calls is split among the versions they enter in
+//   proportion to each version's cost in the block.
+// - A perf-map entry that a jitdump load describes too (start, size, name) is that load's
+//   version (SymbolIndex::Superseded): the jitdump's code bytes and lines name it.
 // - Real-object code that a source also lists (Node's `Builtin:X` = ELF `Builtins_X`): a
 //   source never renames a function of a real object. An address is object code when a block of
 //   that object has a cost line there, or when it lies in the extent of an object whose addresses
@@ -189,6 +197,7 @@ struct InjectStats {
     std::string damage = {};      // SymbolSourceInfo::damage
     int64_t dropped_records = 0;  // SymbolSourceInfo::dropped_records (a cut-off jitdump's tail)
     uint64_t dropped_bytes = 0;
+    int64_t superseded = 0;  // SymbolSourceInfo::superseded (a perf map's entries in a jitdump)
   };
   struct Unresolved {
     uint64_t addr = 0;
@@ -220,6 +229,11 @@ struct InjectStats {
   int64_t reused_addresses_seen = 0;  // profile addresses with more than one candidate version
   int64_t ambiguous_choices = 0;      // addresses where several versions fit equally
   int64_t reused_blocks_split = 0;    // blocks holding several versions' code, split among them
+  // Functions named `0x... (ambiguous: f | g)`: code at an address that several functions of a
+  // perf map used in turn, with nothing to tell which ran (one part, no code bytes), and their
+  // self cost.
+  int64_t ambiguous_functions = 0;
+  uint64_t ambiguous_cost = 0;
   // Input call edges (caller, callee, summed over a part's calls= lines) whose inclusive cost
   // exceeds their part's total: Callgrind's call tracking broke (rewrite/call_overflow.h).
   int64_t overflowing_call_edges = 0;

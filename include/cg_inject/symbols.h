@@ -37,6 +37,8 @@ struct SymbolSourceInfo {
   /// work). 0 and 0 when nothing was dropped.
   int64_t dropped_records = 0;
   uint64_t dropped_bytes = 0;
+  /// A perf map's entries that a jitdump of the index describes too (SymbolIndex::Superseded).
+  int64_t superseded = 0;
 };
 
 /// What a reader knows about one piece of machine code that lived at [start, start + size) for a
@@ -202,15 +204,27 @@ class SymbolIndex {
   void SetSourceLine(size_t i, std::string_view file, uint32_t line);
   /// Addresses where two versions with different function_ids overlap (code reuse).
   int64_t reused_ranges() const { return reused_ranges_; }
+  /// Whether `version` is a perf-map entry that a jitdump version describes too (Finish): the
+  /// same start, size and name, or a nameless jitdump version, which then takes the map's name
+  /// and the location it gives. A runtime that writes both (Node with --perf-prof and
+  /// --perf-basic-prof, PHP's opcache.jit_debug) describes all its code twice; the jitdump's
+  /// version, with its code bytes and lines, is the one lookups return, and the two are no
+  /// reuse. A superseded version is no lookup's answer.
+  bool Superseded(const CodeVersion& version) const;
 
  private:
   struct Tree;
   CodeVersion* mutable_version(size_t i);
+  // Finish's: marks superseded map entries and takes them out of `nodes` (sorted by start).
+  template <typename Node>
+  void SupersedeMapEntries(std::vector<Node>* nodes);
+  void TakeName(uint32_t dump_version, const CodeVersion& map_version);
   std::vector<SymbolSourceInfo> sources_;
   std::unique_ptr<VersionStore> store_;
   size_t size_ = 0;
   std::unique_ptr<Tree> tree_;
   std::vector<bool> overlapped_;  // by load order (Finish)
+  std::vector<bool> superseded_;  // by load order (Finish)
   int64_t reused_ranges_ = 0;
   uint32_t next_function_id_ = 1;
 };

@@ -401,6 +401,19 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
                             "functions can also do it), so self costs are exact but inclusive "
                             "costs and the call graph may not be");
     }
+    if (stats.ambiguous_functions > 0) {
+      // Once per input: which of several functions ran at a reused address, a perf map cannot
+      // say (issue 33); the output says it does not know rather than invent call counts.
+      const int64_t n = stats.ambiguous_functions;
+      diagnostics->Warn(
+          "perf map: reused addresses",
+          p.input + ": " + std::to_string(n) + (n == 1 ? " function" : " functions") +
+              " ran where the perf map lists several functions in turn, and nothing tells which "
+              "of them ran: named `0x... (ambiguous: f | g)`, with the calls and costs Callgrind "
+              "counted (" +
+              std::to_string(stats.ambiguous_cost) + " " + stats.first_event +
+              " self); a jitdump's code bytes tell versions apart (with --dump-instr=yes)");
+    }
     for (const std::string& v : stats.invariant_violations) {
       *said += "cg-inject: " + p.input + ": consistency check failed: " + v + "\n";
       result->check_failed = true;

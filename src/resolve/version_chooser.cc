@@ -75,10 +75,21 @@ const CodeVersion* PickByPart(const std::vector<const CodeVersion*>& fits, int64
   int64_t index = std::clamp<int64_t>(part_number - 1, 0, int64_t(fits.size()) - 1);
   return fits[size_t(index)];
 }
+
+/// Fills `*tie` (when asked) with `fits` when none of them has code bytes: then only the part
+/// number told them apart.
+void NoteTie(const std::vector<const CodeVersion*>& fits, std::vector<const CodeVersion*>* tie) {
+  if (!tie) return;
+  for (const CodeVersion* v : fits)
+    if (!v->code().empty()) return;
+  *tie = fits;
+}
 }  // namespace
 
 const CodeVersion* VersionChooser::Choose(uint64_t addr, const CodeVersion* preferred,
-                                          int64_t part_number, bool call) {
+                                          int64_t part_number, bool call,
+                                          std::vector<const CodeVersion*>* tie) {
+  if (tie) tie->clear();
   const bool preferred_fits =
       preferred && preferred->Contains(addr) && FitsBoundary(*preferred, addr);
   if (preferred_fits && (!call || FitsCall(*preferred, addr))) {
@@ -105,12 +116,15 @@ const CodeVersion* VersionChooser::Choose(uint64_t addr, const CodeVersion* pref
   bool ambiguous = scratch_.size() > 1;
   NoteReuse(addr, ambiguous);
   if (!ambiguous) return scratch_[0];
+  NoteTie(scratch_, tie);
   return PickByPart(scratch_, part_number);
 }
 
 const CodeVersion* VersionChooser::ChooseForBlock(uint64_t entry, std::span<const uint64_t> addrs,
                                                   int64_t part_number,
-                                                  std::span<const uint64_t> calls) {
+                                                  std::span<const uint64_t> calls,
+                                                  std::vector<const CodeVersion*>* tie) {
+  if (tie) tie->clear();
   std::vector<const CodeVersion*> all = index_.LookupAll(entry);
   if (all.empty()) return nullptr;
   KeepLatestSource(&all);
@@ -132,6 +146,7 @@ const CodeVersion* VersionChooser::ChooseForBlock(uint64_t entry, std::span<cons
   bool ambiguous = best.size() > 1;
   NoteReuse(entry, ambiguous);
   if (!ambiguous) return best[0];
+  NoteTie(best, tie);
   return PickByPart(best, part_number);
 }
 

@@ -36,15 +36,21 @@ class VersionChooser {
   /// remaining ties: the part_number-th fitting version in load order, the last when fewer.
   /// With `call` (a call line's address), versions with a control transfer there come first,
   /// `preferred` included.
+  /// `tie`, when given, is cleared, and filled with the versions that tied (in load order) when
+  /// nothing told them apart: none has code bytes (a perf map's entries), so the part number
+  /// is all that chose. A caller for whom the part number means nothing (a profile of one part)
+  /// can then say the choice was not made (issue 33: a perf map's reused addresses).
   const CodeVersion* Choose(uint64_t addr, const CodeVersion* preferred, int64_t part_number,
-                            bool call = false);
+                            bool call = false, std::vector<const CodeVersion*>* tie = nullptr);
 
   /// The version of a block entered at `entry` whose cost lines and call sites are at `addrs`,
   /// and whose call sites are also at `calls`: among versions containing `entry`, the one on whose
   /// boundaries most of `addrs` lie, each call site where it has a control transfer counting once
   /// more; ties as in Choose. Null when no version contains `entry`.
+  /// `tie` as for Choose.
   const CodeVersion* ChooseForBlock(uint64_t entry, std::span<const uint64_t> addrs,
-                                    int64_t part_number, std::span<const uint64_t> calls = {});
+                                    int64_t part_number, std::span<const uint64_t> calls = {},
+                                    std::vector<const CodeVersion*>* tie = nullptr);
 
   /// Distinct addresses that had more than one candidate version / needed the part rule.
   int64_t reused_addresses() const { return reused_addresses_; }

@@ -94,11 +94,13 @@ void Injector::Impl::ResolveBlock() {
     scratch_addrs_.erase(std::unique(scratch_addrs_.begin(), scratch_addrs_.end()),
                          scratch_addrs_.end());
   }
+  bool tied = false;  // versions without code bytes that nothing told apart
   if (block_.in_order && f.resolved) {
     block_.version = f.version;  // the lone version, which ChooseForBlock would return again
   } else {
-    block_.version =
-        chooser_.ChooseForBlock(f.entry, scratch_addrs_, part_number_, scratch_call_addrs_);
+    block_.version = chooser_.ChooseForBlock(f.entry, scratch_addrs_, part_number_,
+                                             scratch_call_addrs_, TieOut());
+    tied = ties_named_ && !tie_.empty();
     if (!block_.version) block_.version = index_.Lookup(f.entry);
   }
   block_.identity = out_.Identity(block_.version, f.suffix);
@@ -119,6 +121,14 @@ void Injector::Impl::ResolveBlock() {
           block_.split.identities.push_back(out_.Identity(v, f.suffix));
       }
     }
+  }
+  if (tied && block_.split.empty()) {
+    // Which of the versions ran here nothing tells (a perf map's reused address in a profile of
+    // one part): the block is their ambiguous function, whose calls and costs stay as Callgrind
+    // counted them (issue 33).
+    block_.identity = out_.Ambiguous(tie_, f.suffix);
+    block_.base_identity = f.suffix ? out_.Ambiguous(tie_, 0) : block_.identity;
+    if (out_[block_.identity].ambiguous) block_.version = nullptr;
   }
   // Calls into this function from now on enter what its first block resolved to.
   InFunction& g = In(block_.function);
@@ -167,16 +177,20 @@ void Injector::Impl::RewriteJumps() {
     if (columns_.has_instr()) {
       uint64_t target_addr = columns_.Instr(key.target);
       const CodeVersion* tv = nullptr;
+      int target_base = -1;
       if ((jit && !objects_.IsObjectCode(target_addr)) ||
           objects_.IsJitAddress(block_key.object, target_addr))
-        tv = chooser_.Choose(target_addr, jit ? block_.version : nullptr, part_number_);
-      if (tv) {
-        int target_base = out_.Identity(tv, 0);
+        target_base = ChooseTarget(target_addr, jit ? block_.version : nullptr, 0, &tv);
+      if (target_base >= 0) {
         int target = target_base == block_.BaseOf(owner) ? owner : target_base;
-        uint32_t line = 0, file = 0;
-        lines_.LineOf(*tv, target_addr, &line, &file);
-        out_key.target = columns_.WithLine(key.target, line);
-        out_key.target_file = file;
+        if (tv) {
+          uint32_t line = 0, file = 0;
+          lines_.LineOf(*tv, target_addr, &line, &file);
+          out_key.target = columns_.WithLine(key.target, line);
+          out_key.target_file = file;
+        } else {
+          out_key.target_file = out_[target].key.file;  // ambiguous: the position as it was
+        }
         out_key.target_function = out_[target].key.function;
         if (block_.IsOwn(owner) && target_base != block_.base_identity) {
           SynthEdge& e = Edge(block_.identity, target_base);
@@ -193,9 +207,9 @@ void Injector::Impl::RewriteJumps() {
       uint32_t suffix = 0;
       FunctionKey tk{block_key.object, key.target_file, key.target_function};
       if (in_.IsJitTarget(tk, &target_addr, &suffix)) {
-        const CodeVersion* tv = chooser_.Choose(target_addr, nullptr, part_number_);
-        if (tv) {
-          const OutFunction& t = out_[out_.Identity(tv, suffix)];
+        const CodeVersion* tv = nullptr;
+        if (int target = ChooseTarget(target_addr, nullptr, suffix, &tv); target >= 0) {
+          const OutFunction& t = out_[target];
           out_key.target_file = t.key.file;
           out_key.target_function = t.key.function;
         }
@@ -336,10 +350,23 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
     p.from_other = from_other;
     return;
   }
-  const CodeVersion* tv = chooser_.Choose(target_addr, nullptr, part_number_);
-  if (!tv) tv = index_.Lookup(target_addr);
-  AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, tv,
-            out_.Identity(tv, suffix), nullptr, target_addr, from_other);
+  const CodeVersion* tv = nullptr;
+  int target_identity = ChooseTarget(target_addr, nullptr, suffix, &tv);
+  AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, tv, target_identity,
+            nullptr, target_addr, from_other);
+}
+
+int Injector::Impl::ChooseTarget(uint64_t addr, const CodeVersion* preferred, uint32_t suffix,
+                                 const CodeVersion** version) {
+  const CodeVersion* v = chooser_.Choose(addr, preferred, part_number_, false, TieOut());
+  *version = v;
+  if (ties_named_ && !tie_.empty()) {
+    int target = out_.Ambiguous(tie_, suffix);
+    if (out_[target].ambiguous) *version = nullptr;
+    return target;
+  }
+  if (!v) v = *version = index_.Lookup(addr);
+  return v ? out_.Identity(v, suffix) : -1;
 }
 
 void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, uint64_t count,
@@ -349,17 +376,21 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
   uint64_t entered_at = columns_.has_instr() ? columns_.Instr(key.target_pos) : target_addr;
   ++stats_.calls_renamed;
   if (split) {
-    // A call into a block that several reused versions share: split it among them.
-    std::vector<uint64_t> counts = SplitProportionally(count, split->entry_counts);
+    // A call into a block that several reused versions share: split it among them. Only the
+    // versions that get calls get inclusive cost (a call line of 0 calls with cost is read by
+    // callgrind_annotate as its caller's self cost), so a call of count 1 enters one version.
+    std::vector<uint64_t> counts = SplitCallCount(count, split->entry_counts);
     std::vector<std::vector<uint64_t>> shares(split->versions.size(),
                                               std::vector<uint64_t>(inclusive.size()));
+    const std::vector<size_t> called = CalledVersions(count, split->entry_counts);
+    std::vector<uint64_t> w;
     for (size_t e = 0; e < inclusive.size(); ++e) {
-      std::vector<uint64_t> w;
-      for (const auto& weights : split->weights) w.push_back(weights[e]);
+      w.clear();
+      for (size_t k : called) w.push_back(split->weights[k][e]);
       std::vector<uint64_t> s = SplitProportionally(inclusive[e], w);
-      for (size_t k = 0; k < s.size(); ++k) shares[k][e] = s[k];
+      for (size_t i = 0; i < called.size(); ++i) shares[called[i]][e] = s[i];
     }
-    for (size_t k = 0; k < split->versions.size(); ++k) {
+    for (size_t k : called) {
       uint32_t line = 0, file = 0;
       lines_.LineOf(*split->versions[k], entered_at, &line, &file);
       CallKey split_key = key;
@@ -371,12 +402,18 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
     }
     return;
   }
-  int target_base = suffix ? out_.Identity(version, 0) : target;
+  // An ambiguous target (no version: code that several functions of a perf map may be) is
+  // entered at its address, and the call's position stays as Callgrind wrote it.
+  const bool ambiguous = out_[target].ambiguous;
+  int target_base = !suffix     ? target
+                    : ambiguous ? out_.AmbiguousBase(target)
+                                : out_.Identity(version, 0);
   // A call between pieces of one function, not to its entry: an internal transfer. The target
   // piece's cost is already this function's own. A BEAM prologue is entered at its last bytes:
   // that is its function's entry (a recursive call), not a transfer.
   const bool internal =
-      entered_at != version->start() && PrologueOwner(index_, *version) == nullptr;
+      ambiguous ? entered_at != out_.AmbiguousStart(target)
+                : entered_at != version->start() && PrologueOwner(index_, *version) == nullptr;
   // A call to its entry from another input function that became this one (a stub's block that
   // ran the function's first frame, calling its entry recursively): the caller's frame and the
   // callee's are one function's now, and the call's cost is already inside the inclusive cost of
@@ -390,11 +427,15 @@ void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, ui
     ++stats_.internal_transfers_dropped;
     return;
   }
-  uint32_t line = 0, file = 0;
-  lines_.LineOf(*version, entered_at, &line, &file);
   CallKey out_key = key;
   out_key.target = out_[target].key;
-  out_key.target_pos = columns_.WithLine(key.target_pos, line);
+  if (ambiguous) {
+    out_key.target_pos = columns_.Plain(key.target_pos);
+  } else {
+    uint32_t line = 0, file = 0;
+    lines_.LineOf(*version, entered_at, &line, &file);
+    out_key.target_pos = columns_.WithLine(key.target_pos, line);
+  }
   out_[target].called = true;
   Output(owner).agg.AddCall(&pool_, out_key, count, inclusive, out_[target].jit);
 }
@@ -422,10 +463,10 @@ void Injector::Impl::FlushPending() {
         Output(p.owner).agg.AddCall(&pool_, out_key, p.count, p.inclusive);
         continue;
       }
-      const CodeVersion* tv = chooser_.Choose(p.target_addr, nullptr, part_number_);
-      if (!tv) tv = index_.Lookup(p.target_addr);
-      AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, tv,
-                out_.Identity(tv, p.target_suffix), nullptr, p.target_addr, p.from_other);
+      const CodeVersion* tv = nullptr;
+      int target = ChooseTarget(p.target_addr, nullptr, p.target_suffix, &tv);
+      AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, tv, target,
+                nullptr, p.target_addr, p.from_other);
     }
   }
   EmitOutputs();
@@ -541,6 +582,7 @@ void Injector::Impl::EmitCosts(const OutFunction& f, const BlockOutput& slot, bo
     downstream_->OnCost(rec);
     if (f.jit) {
       added_acc_.AddTotals(rec.costs);
+      if (f.ambiguous && !rec.costs.empty()) stats_.ambiguous_cost += rec.costs[0];
     } else {
       added_acc_.Cost(rec.costs);
     }

@@ -50,8 +50,8 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
       in_(index, objects_, &names_),
       out_(index, options_.version_objects, &names_) {
   for (const SymbolSourceInfo& s : index.sources())
-    stats_.sources.push_back(
-        {s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records, s.dropped_bytes});
+    stats_.sources.push_back({s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records,
+                              s.dropped_bytes, s.superseded});
   stats_.reused_ranges = index.reused_ranges();
   stats_.definitions_disambiguated = out_.disambiguated_groups();
   unknown_name_ = names_.Intern("???").id;
@@ -59,6 +59,7 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
 
 void Injector::Impl::OnPartBegin(int part_index) {
   part_number_ = part_index + 1;
+  several_parts_ = part_index > 0;
   body_started_ = false;
   trailing_headers_.clear();
   columns_.Reset();
@@ -107,7 +108,12 @@ void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
     int64_t n = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
     if (ec == std::errc() && end == value.data() + value.size() && n > 0) part_number_ = n;
+    if (part_number_ > 1) several_parts_ = true;
   }
+  // Callgrind says what ended the part: only the program's end leaves no part after it.
+  if (key == "desc" && value.starts_with("Trigger:") &&
+      value.find("Program termination") == std::string_view::npos)
+    several_parts_ = true;
   if (key == "cmd") {
     // The program: the one object that can have fixed addresses (an ET_EXEC executable such as
     // Node's), known before the first block, so JIT blocks before its own blocks see its code.
@@ -134,7 +140,9 @@ void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
 void Injector::Impl::OnLayout(const PartLayout& layout) {
   body_started_ = true;
   columns_.Set(layout.positions, /*may_add_line=*/!index_.empty());
-  owners_.StartPart(part_number_);  // final: later header lines are the part's trailing ones
+  // Final: later header lines are the part's trailing ones.
+  ties_named_ = !several_parts_;
+  owners_.StartPart(part_number_, ties_named_);
   if (columns_.adds_line()) stats_.added_line_column = true;
   events_ = layout.events.size();
   first_event_is_ir_ = !layout.events.empty() && layout.events[0] == "Ir";

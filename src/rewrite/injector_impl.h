@@ -187,6 +187,12 @@ class Injector::Impl {
     return owners_.Owner(In(block_.function), block_, addr, version, call);
   }
   uint64_t AddrOf(const Position& pos) const;
+  /// Where VersionChooser puts a tie that this part names instead of choosing by part number.
+  std::vector<const CodeVersion*>* TieOut() { return ties_named_ ? &tie_ : nullptr; }
+  /// The output function a JIT address resolves to (`*version`, null for an ambiguous one), by
+  /// Choose: the target of a jump or of a call whose target block gave no answer.
+  int ChooseTarget(uint64_t addr, const CodeVersion* preferred, uint32_t suffix,
+                   const CodeVersion** version);
   /// Output position and file of a record at `pos` owned by `version` (null: left as it was).
   void Place(const Position& pos, uint32_t in_file, const CodeVersion* version, Position* out_pos,
              uint32_t* out_file);
@@ -218,6 +224,12 @@ class Injector::Impl {
 
   // Part state: per function, never per position.
   int64_t part_number_ = 1;
+  // The profile says it has several parts (a `part:` above 1, a part that a dump request ended,
+  // a second part in the file): then the part number may choose among versions that nothing
+  // else tells apart (inject.h). Otherwise such a choice is not made (ties_named_).
+  bool several_parts_ = false;
+  bool ties_named_ = false;
+  std::vector<const CodeVersion*> tie_;  // VersionChooser's tie, when ties_named_
   bool body_started_ = false;
   std::vector<std::pair<std::string, std::string>> trailing_headers_;
   PositionColumns columns_;

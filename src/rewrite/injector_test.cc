@@ -1039,21 +1039,24 @@ fn=0x0000000000009000
 }
 
 // Rule 4: an address reused by new code. In a profile with several parts, part N takes the N-th
-// loaded version; the choice is counted as ambiguous.
+// loaded version; the choice is counted as ambiguous. Callgrind says so in part 1: a client
+// request (CALLGRIND_DUMP_STATS_AT) ended it, not the program's end.
 TEST_F(InjectorTest, ReusedAddressFollowsPartOrder) {
   AddSource(kJit);
   Add(0x1000, 0x100, "old", "", 0);
   Add(0x1000, 0x100, "new", "", 0);
-  Run(R"(positions: line
+  Run(R"(part: 1
+desc: Trigger: Client Request: reuse
+positions: line
 events: Ir
-part: 1
 ob=???
 fl=???
 fn=0x0000000000001000
 0 3
+part: 2
+desc: Trigger: Program termination
 positions: line
 events: Ir
-part: 2
 ob=???
 fl=???
 fn=0x0000000000001000
@@ -1063,6 +1066,119 @@ fn=0x0000000000001000
   EXPECT_THAT(F("jit.map|???|new").self, ElementsAre(5));
   EXPECT_EQ(stats_.ambiguous_choices, 1);
   EXPECT_EQ(stats_.parts, 2);
+}
+
+// Issue 33 defect 4: in a profile of one part, a perf map cannot tell which of two functions
+// that used one address ran there (no code bytes, the block's lines fit both). Before, the first
+// one loaded took the block and every call into it: tsc's node:crypto module wrapper, run once,
+// was given 22,352 calls of the function that replaced it. Now the block is one function whose
+// name says it is ambiguous, and the calls and costs stay as Callgrind counted them.
+constexpr const char* kMapReusedProfile = R"(desc: Trigger: Program termination
+positions: instr
+events: Ir
+ob=???
+fl=???
+fn=0x0000000000001000
+0x1000 40
+0x1010 50
+ob=/bin/prog
+fl=main.c
+fn=main
+0x400 1
+cob=???
+cfi=???
+cfn=0x0000000000001000
+calls=22352 0x1000
+0x404 90
+)";
+constexpr const char* kAmbiguous = "jit.map|???|0x0000000000001000 (ambiguous: wrapper | hot)";
+
+TEST_F(InjectorTest, ReusedAddressAPerfMapCannotTellApartIsAmbiguous) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "wrapper");
+  Add(0x1000, 0x80, "hot");
+  Run(kMapReusedProfile);
+  EXPECT_EQ(out_.Find("jit.map|???|wrapper"), nullptr) << out_.text();
+  EXPECT_EQ(out_.Find("jit.map|???|hot"), nullptr) << out_.text();
+  EXPECT_THAT(F(kAmbiguous).self, ElementsAre(90));
+  const auto& main_fn = F("/bin/prog|main.c|main");
+  ASSERT_EQ(main_fn.calls.count(kAmbiguous), 1u) << out_.text();
+  EXPECT_EQ(main_fn.calls.at(kAmbiguous).first, 22352u);
+  EXPECT_THAT(main_fn.calls.at(kAmbiguous).second, ElementsAre(90));
+  EXPECT_EQ(stats_.ambiguous_functions, 1);
+  EXPECT_EQ(stats_.ambiguous_cost, 90u);
+  std::string text;
+  AppendStatsText(stats_, &text);
+  EXPECT_NE(text.find("functions named ambiguous (reused code a perf map cannot tell apart): 1 "
+                      "(90 Ir self)"),
+            std::string::npos)
+      << text;
+}
+
+// The block's lines are the evidence: a line past the end of the shorter version's code is the
+// longer one's, and then the block is the longer one's (no ambiguity); and code that versions of
+// one definition share is that definition's.
+TEST_F(InjectorTest, ReusedAddressWithEvidenceOrOneDefinitionIsNotAmbiguous) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "wrapper");
+  Add(0x1000, 0x10, "hot");  // the block's line at 0x1010 is past its end
+  Add(0x5000, 0x100, "f", "f.js", 3);
+  Add(0x5000, 0x100, "f", "f.js", 3);  // re-JITed where it was
+  std::string profile = kMapReusedProfile;
+  profile += R"(ob=???
+fl=???
+fn=0x0000000000005000
+0x5000 7
+)";
+  Run(profile);
+  EXPECT_THAT(F("jit.map|???|wrapper").self, ElementsAre(90));
+  EXPECT_EQ(F("/bin/prog|main.c|main").calls.at("jit.map|???|wrapper").first, 22352u);
+  EXPECT_THAT(F("jit.map|f.js|f").self, ElementsAre(7));
+  EXPECT_EQ(stats_.ambiguous_functions, 0);
+  for (const auto& [key, fn] : out_.functions())
+    EXPECT_EQ(key.find("ambiguous"), std::string::npos) << key;
+}
+
+// With several parts the part number still chooses (ReusedAddressFollowsPartOrder); in one part
+// the choice by part number is not made, also where the call comes before the block, and for the
+// recursion copy `'2` (its own ambiguous function, which calls it enter).
+TEST_F(InjectorTest, AmbiguousFunctionKeepsCallsBeforeItsBlockAndRecursion) {
+  AddSource(kJit);
+  Add(0x1000, 0x100, "wrapper");
+  Add(0x1000, 0x80, "hot");
+  Run(R"(desc: Trigger: Program termination
+positions: instr
+events: Ir
+ob=/bin/prog
+fl=main.c
+fn=main
+0x400 1
+cob=???
+cfi=???
+cfn=0x0000000000001000
+calls=3 0x1000
+0x404 16
+ob=???
+fl=???
+fn=0x0000000000001000
+0x1000 4
+cfn=0x0000000000001000'2
+calls=2 0x1000
+0x1004 12
+fn=0x0000000000001000'2
+0x1000 6
+0x1008 6
+)");
+  const std::string ambiguous2 = std::string(kAmbiguous) + "'2";
+  const auto& main_fn = F("/bin/prog|main.c|main");
+  ASSERT_EQ(main_fn.calls.count(kAmbiguous), 1u) << out_.text();
+  EXPECT_EQ(main_fn.calls.at(kAmbiguous).first, 3u);
+  const auto& a = F(kAmbiguous);
+  EXPECT_THAT(a.self, ElementsAre(4));
+  ASSERT_EQ(a.calls.count(ambiguous2), 1u) << out_.text();
+  EXPECT_EQ(a.calls.at(ambiguous2).first, 2u);
+  EXPECT_THAT(F(ambiguous2).self, ElementsAre(12));
+  EXPECT_EQ(stats_.ambiguous_functions, 2);
 }
 
 // Rule 4: instruction boundaries from code bytes decide between versions at a reused address.
@@ -1191,6 +1307,53 @@ TEST_F(InjectorTest, ReusedSplitIsTheSameWhicheverBlockComesFirst) {
   AddReusedVersions();
   Run(std::string(kReusedHeader) + kReusedBlock + kCallsReusedBlock);
   ExpectReusedSplit();
+}
+
+// Issue 33 defect 1: a call into a reused block is split among the versions by their entry
+// counts (v1 3, v2 1 here), but a call line of count 1 enters one version: it goes whole, with
+// all its inclusive cost, to the version of larger count. Every call line written keeps at least
+// one call and the counts add up to the input's. (Split 3:1 by proportion, the count-1 line gave
+// v1 `calls=0` with three quarters of its cost, which callgrind_annotate reads as main's self
+// cost; tsc under Node 20 had 27 such lines.)
+TEST_F(InjectorTest, ReusedSplitKeepsACallOnEveryLine) {
+  AddReusedVersions();
+  Run(std::string(kReusedHeader) + R"(ob=/bin/prog
+fl=main.c
+fn=main
+0x400 1
+cob=???
+cfi=???
+cfn=0x0000000000003000
+calls=3 0x3000
+0x404 9
+cob=???
+cfi=???
+cfn=0x0000000000003000
+calls=1 0x3000
+0x408 3
+ob=???
+fl=???
+fn=0x0000000000003000
+0x3000 4
+0x3003 1
+0x3004 3
+0x3006 1
+0x300a 1
+)");
+  EXPECT_EQ(out_.text().find("calls=0"), std::string::npos) << out_.text();
+  const auto& main_fn = F("/bin/prog|main.c|main");
+  ASSERT_EQ(main_fn.calls.count("jit.map|???|v1"), 1u) << out_.text();
+  ASSERT_EQ(main_fn.calls.count("jit.map|???|v2"), 1u) << out_.text();
+  // 0x404's 3 calls split 2:1 by proportion; 0x408's one call enters v1.
+  EXPECT_EQ(main_fn.calls.at("jit.map|???|v1").first, 3u);
+  EXPECT_EQ(main_fn.calls.at("jit.map|???|v2").first, 1u);
+  // Nothing lost: the inclusive costs of the two input lines (9 + 3) are all there.
+  EXPECT_EQ(
+      main_fn.calls.at("jit.map|???|v1").second[0] + main_fn.calls.at("jit.map|???|v2").second[0],
+      12u);
+  // callgrind_annotate reads main's self cost as the input has it (a line after `calls=0` is
+  // its caller's self cost there).
+  EXPECT_EQ(Annotate(/*inclusive=*/false)["main.c:main"], 1u) << annotate_text_;
 }
 
 // A JIT block that runs the program's own code before any block of the program: the `cmd:`

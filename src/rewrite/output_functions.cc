@@ -1,6 +1,10 @@
 // The injector's output functions and JIT identities (see output_functions.h).
 #include "rewrite/output_functions.h"
 
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
 #include "cg_inject/symbols.h"
 #include "resolve/name_table.h"
 #include "rewrite/version_lines.h"
@@ -11,7 +15,11 @@ OutputFunctions::OutputFunctions(const SymbolIndex& index,
                                  std::span<const std::string> version_objects, NameTable* names)
     : symbols_(index), version_objects_(version_objects), names_(names) {
   // Two passes over the versions, 8 bytes each instead of 24 (resolve/definition_names.h).
-  definition_names_.Build(index.size(), [&](size_t i) { return SiteOf(index.version(i)); });
+  // A map entry a jitdump version describes too is never a function: not a definition either.
+  definition_names_.Build(index.size(), [&](size_t i) {
+    const CodeVersion& v = index.version(i);
+    return index.Superseded(v) ? DefinitionSite{} : SiteOf(v);
+  });
   if (!version_objects_.empty()) touched_.assign(index.size(), false);
 }
 
@@ -20,6 +28,7 @@ void OutputFunctions::Clear() {
   index_.clear();
   identity_by_version_.clear();
   identity_cache_.clear();
+  ambiguous_.clear();
 }
 
 DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
@@ -30,12 +39,13 @@ DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
   const SymbolSourceInfo* source = version.source() < symbols_.sources().size()
                                        ? &symbols_.sources()[version.source()]
                                        : nullptr;
+  // The source's object, not the ELF image a version's code went to: one definition's versions
+  // can sit in several images (code that reused an address goes to a later one), and its name
+  // must be the same in all of them, so which definitions share a name is decided over the
+  // whole source (ObjectOf gives the image, for the output's ob=).
   std::string_view object = source && !source->object_name.empty() ? source->object_name
                             : source                               ? source->path
                                                                    : std::string_view("jit");
-  // The caller may give each version an object of its own (ELF images of the JIT code).
-  if (size_t v = version.load_order(); v < version_objects_.size() && !version_objects_[v].empty())
-    object = version_objects_[v];
   std::string_view file = FileText(version);
   // Empty for a nameless version, which Identity names `jit@ADDR`, unique per address.
   std::string_view function = version.display_name();
@@ -44,6 +54,14 @@ DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
   uint32_t line =
       version.definition_line() != 0 ? version.definition_line() : version.source_line();
   return {object, file, function, line, version.definition_column()};
+}
+
+std::string_view OutputFunctions::ObjectOf(const CodeVersion& version) const {
+  if (const CodeVersion* owner = PrologueOwner(symbols_, version)) return ObjectOf(*owner);
+  // The caller may give each version an object of its own (ELF images of the JIT code).
+  if (size_t v = version.load_order(); v < version_objects_.size() && !version_objects_[v].empty())
+    return version_objects_[v];
+  return SiteOf(version).object;
 }
 
 int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
@@ -68,11 +86,49 @@ int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
   std::string function = site.name.empty() ? "jit@" + std::to_string(version->start())
                                            : definition_names_.NameOf(site);
   if (suffix) function += names_->Text(suffix);
-  FunctionKey key{names_->Intern(site.object).id, names_->Intern(site.file).id,
+  FunctionKey key{names_->Intern(ObjectOf(*version)).id, names_->Intern(site.file).id,
                   names_->Intern(function).id};
   // Neither cache grew since `cached` was taken: For and the name table touch neither.
   int out = For(key, /*jit=*/true);
   *cached = uint32_t(out) + 1;
+  return out;
+}
+
+int OutputFunctions::Ambiguous(std::span<const CodeVersion* const> tie, uint32_t suffix) {
+  // The functions the versions are, each once, in load order.
+  std::vector<int> functions;
+  uint64_t start = 0;
+  for (const CodeVersion* v : tie) {
+    int f = Identity(v, 0);
+    if (std::find(functions.begin(), functions.end(), f) == functions.end()) functions.push_back(f);
+    start = std::max(start, v->start());
+  }
+  if (functions.size() < 2) return Identity(tie.front(), suffix);
+  // At most three names: the function list stays readable (a busy address may have held dozens).
+  constexpr size_t kNamed = 3;
+  char addr[32];
+  std::snprintf(addr, sizeof addr, "0x%016" PRIx64, start);
+  std::string name = std::string(addr) + " (ambiguous: ";
+  for (size_t i = 0; i < functions.size() && i < kNamed; ++i) {
+    if (i) name += " | ";
+    name += names_->Text(functions_[size_t(functions[i])].key.function);
+  }
+  if (functions.size() > kNamed)
+    name += " | " + std::to_string(functions.size() - kNamed) + " more";
+  name += ')';
+  const uint32_t file = functions_[size_t(functions[0])].key.file;
+  bool one_file = true;
+  for (int f : functions) one_file = one_file && functions_[size_t(f)].key.file == file;
+  int base = -1;
+  if (suffix) {
+    base = Ambiguous(tie, 0);
+    name += names_->Text(suffix);
+  }
+  FunctionKey key{names_->Intern(ObjectOf(*tie.front())).id,
+                  one_file ? file : names_->Intern("???").id, names_->Intern(name).id};
+  int out = For(key, /*jit=*/true);
+  functions_[size_t(out)].ambiguous = true;
+  ambiguous_[out] = {start, suffix ? base : out};
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "resolve/definition_names.h"
@@ -29,7 +30,10 @@ struct OutFunction {
   bool moved_in = false;  // an ordinary function that received cost from JIT blocks
   bool called = false;    // a call target: needs a block even without records
   bool emitted = false;   // has a block in this part's output
-  int slot = -1;          // its BlockOutput while the current block is written, else -1
+  // Code at an address that several functions of a perf map used in turn, where nothing tells
+  // which of them ran (OutputFunctions::Ambiguous): no version, positions as Callgrind wrote them.
+  bool ambiguous = false;
+  int slot = -1;  // its BlockOutput while the current block is written, else -1
 };
 
 /// Output functions by index (dense, in order of first use; stable within a part).
@@ -37,7 +41,7 @@ class OutputFunctions {
  public:
   /// `version_objects`: empty, or the `ob=` of each version by load order (ELF images of the
   /// JIT code; an empty entry: its source's object name). Names the definitions of every version
-  /// of `index` up front.
+  /// of `index` up front, per source: a definition has one name in every image.
   OutputFunctions(const SymbolIndex& index, std::span<const std::string> version_objects,
                   NameTable* names);
 
@@ -47,6 +51,16 @@ class OutputFunctions {
   int For(const FunctionKey& key, bool jit);
   /// The output function `version` becomes, with recursion suffix `suffix` (a name id, 0: none).
   int Identity(const CodeVersion* version, uint32_t suffix);
+  /// The output function of code that `tie` (versions of one address that nothing told apart,
+  /// VersionChooser::Choose) may be, with recursion suffix `suffix`: the versions' function when
+  /// they are all one definition's, else one that says it is ambiguous, in the versions' object
+  /// and their file (`???` when they differ), named after the address where they all lie and
+  /// the functions they may be: `0x0000000004a2e000 (ambiguous: f | g)`.
+  int Ambiguous(std::span<const CodeVersion* const> tie, uint32_t suffix);
+  /// For an ambiguous function: its address (the highest start of its versions) and the same
+  /// function without the recursion suffix.
+  uint64_t AmbiguousStart(int i) const { return ambiguous_.at(i).start; }
+  int AmbiguousBase(int i) const { return ambiguous_.at(i).base; }
   /// The output function named `key`, or -1.
   int Find(const FunctionKey& key) const {
     const uint32_t* i = index_.find(key);
@@ -67,8 +81,10 @@ class OutputFunctions {
   const std::vector<bool>& touched() const { return touched_; }
 
  private:
-  /// The definition `version` belongs to, with views into the index and version_objects_.
+  /// The definition `version` belongs to, in its source's object, with views into the index.
   DefinitionSite SiteOf(const CodeVersion& version) const;
+  /// The `ob=` of `version`'s function: its ELF image (version_objects_), else its source's.
+  std::string_view ObjectOf(const CodeVersion& version) const;
 
   const SymbolIndex& symbols_;
   std::span<const std::string> version_objects_;
@@ -85,6 +101,11 @@ class OutputFunctions {
   ChunkedVector<uint32_t> identity_by_version_;
   FlatHashMap<uint64_t, uint32_t> identity_cache_;
   std::vector<bool> touched_;  // see touched(); a bit per version, for the whole run
+  struct Ambiguity {
+    uint64_t start = 0;
+    int base = -1;
+  };
+  std::unordered_map<int, Ambiguity> ambiguous_;  // by output function; rare
 };
 
 }  // namespace cg_inject

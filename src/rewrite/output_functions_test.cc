@@ -118,6 +118,46 @@ TEST_F(OutputFunctionsTest, VersionObjectsNameTheImageThatHoldsTheCode) {
   EXPECT_EQ(Name(out, out.Identity(At(0x1000), 0)), "jit-7.dump|app.js|f");  // empty entry
 }
 
+// Issue 33 defect 2: a definition whose versions sit in two ELF images has one name in both.
+// Two definitions of `createNodeArray` (lines 100 and 200) share image 1; line 100's code was
+// JITed again where other code had been, so that version is in image 2, where no other
+// `createNodeArray` is. Its name there was the bare `createNodeArray` beside
+// `createNodeArray:100` in image 1: one function in two spellings.
+TEST(OutputFunctionsImagesTest, ADefinitionHasOneNameInEveryImage) {
+  SymbolIndex index;
+  uint32_t dump = index.AddSource({"/tmp/jit-7.dump", "jitdump", "jit-7.dump", 0});
+  auto add = [&](uint64_t start, uint32_t line) {
+    CodeVersionSpec v;
+    v.start = start;
+    v.size = 0x40;
+    v.raw_name = v.function_name = "createNodeArray";
+    v.source_file = "tsc.js";
+    v.source_line = v.definition_line = line;
+    v.source = dump;
+    index.Add(v);
+  };
+  add(0x1000, 100);
+  add(0x2000, 200);
+  add(0x3000, 100);
+  index.Finish();
+  std::vector<std::string> objects(index.size(), "/out/p.jit-7.dump.elf");
+  objects[index.Lookup(0x3000)->load_order()] = "/out/p.jit-7.dump.2.elf";
+  NameTable names;
+  OutputFunctions out(index, objects, &names);
+  auto name = [&](uint64_t addr) {
+    const FunctionKey& k = out[out.Identity(index.Lookup(addr), 0)].key;
+    return std::string(names.Text(k.object)) + "|" + std::string(names.Text(k.function));
+  };
+  EXPECT_EQ(name(0x1000), "/out/p.jit-7.dump.elf|createNodeArray:100");
+  EXPECT_EQ(name(0x2000), "/out/p.jit-7.dump.elf|createNodeArray:200");
+  EXPECT_EQ(name(0x3000), "/out/p.jit-7.dump.2.elf|createNodeArray:100");
+  // Without images: the same names.
+  NameTable plain_names;
+  OutputFunctions plain(index, {}, &plain_names);
+  EXPECT_EQ(plain_names.Text(plain[plain.Identity(index.Lookup(0x3000), 0)].key.function),
+            "createNodeArray:100");
+}
+
 TEST_F(OutputFunctionsTest, ClearForgetsFunctionsAndIdentities) {
   OutputFunctions out(index_, {}, &names_);
   FunctionKey main{names_.Intern("/bin/app").id, names_.Intern("app.c").id,

@@ -46,8 +46,10 @@ void Injector::Impl::CollectStats() {
     const CostAccounting::Entry* entry = acc.Find(key);
     return entry ? acc.Self(*entry)[0] : 0;
   };
-  for (const OutFunction& f : out_)
+  for (const OutFunction& f : out_) {
     if (f.jit && f.emitted) ++stats_.functions_resolved;
+    if (f.ambiguous && f.emitted) ++stats_.ambiguous_functions;
+  }
   if (events_ == 0) return;
   stats_.total_cost += in_acc_.totals()[0];
   stats_.overflowing_call_edges += call_overflow_.CountAbove(in_acc_.totals()[0]);

@@ -53,17 +53,25 @@ int RecordOwners::Owner(const InFunction& function, const ResolvedBlock& block, 
         }
       }
     }
-    const CodeVersion* v = chooser_->Choose(addr, block.version, part_number_, call);
+    const CodeVersion* v =
+        chooser_->Choose(addr, block.version, part_number_, call, name_ties_ ? &tie_ : nullptr);
     if (!v) return block.identity;  // not covered: stays with the block's function
-    *version = v;
-    int base = out_->Identity(v, 0);
+    int base = OwnerOfChoice(v, version);
     return base == block.base_identity ? block.identity : base;
   }
   if (!objects_->IsJitAddress(function.key.object, addr)) return block.identity;
-  const CodeVersion* v = chooser_->Choose(addr, nullptr, part_number_, call);
+  const CodeVersion* v =
+      chooser_->Choose(addr, nullptr, part_number_, call, name_ties_ ? &tie_ : nullptr);
   if (!v) return block.identity;
-  *version = v;
-  return out_->Identity(v, 0);
+  return OwnerOfChoice(v, version);
+}
+
+int RecordOwners::OwnerOfChoice(const CodeVersion* chosen, const CodeVersion** version) {
+  *version = chosen;
+  if (!name_ties_ || tie_.empty()) return out_->Identity(chosen, 0);
+  int owner = out_->Ambiguous(tie_, 0);
+  if ((*out_)[owner].ambiguous) *version = nullptr;
+  return owner;
 }
 
 }  // namespace cg_inject

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "rewrite/reuse_split.h"
 
@@ -44,8 +45,13 @@ class RecordOwners {
   RecordOwners(const SymbolIndex& index, VersionChooser* chooser, ObjectCode* objects,
                OutputFunctions* out, const PositionColumns* columns);
 
-  /// The part whose blocks follow (1-based: it breaks ties among reused versions).
-  void StartPart(int64_t part_number) { part_number_ = part_number; }
+  /// The part whose blocks follow (1-based: it breaks ties among reused versions, unless
+  /// `name_ties`: then code that versions without code bytes tie for goes to their ambiguous
+  /// function, OutputFunctions::Ambiguous).
+  void StartPart(int64_t part_number, bool name_ties = false) {
+    part_number_ = part_number;
+    name_ties_ = name_ties;
+  }
   /// The output function that owns the record at `addr` of a block of `function` resolved to
   /// `block`, and the version that ran there (null: no version, the positions stay as read).
   /// `call`: the record is a call line, which only a version with a control transfer at `addr`
@@ -61,7 +67,13 @@ class RecordOwners {
   ObjectCode* objects_;
   OutputFunctions* out_;
   const PositionColumns* columns_;
+  /// The owner of code at an address Choose answered with `chosen`: an ambiguous function when
+  /// the versions tied (then `*version` is null).
+  int OwnerOfChoice(const CodeVersion* chosen, const CodeVersion** version);
+
   int64_t part_number_ = 1;
+  bool name_ties_ = false;
+  std::vector<const CodeVersion*> tie_;  // Choose's, reused
   int64_t object_code_lines_ = 0;
 };
 

@@ -24,6 +24,34 @@ std::vector<uint64_t> SplitProportionally(uint64_t total, std::span<const uint64
   return shares;
 }
 
+std::vector<size_t> CalledVersions(uint64_t count, std::span<const uint64_t> weights) {
+  std::vector<size_t> order(weights.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (count >= weights.size()) return order;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return weights[a] > weights[b]; });
+  order.resize(std::max<size_t>(size_t(count), 1));
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+std::vector<uint64_t> SplitCallCount(uint64_t count, std::span<const uint64_t> weights) {
+  std::vector<uint64_t> shares(weights.size(), 0);
+  const std::vector<size_t> called = CalledVersions(count, weights);
+  std::vector<uint64_t> chosen;
+  for (size_t i : called) chosen.push_back(weights[i]);
+  std::vector<uint64_t> split = SplitProportionally(count, chosen);
+  // Rounding can leave a chosen version 0 calls; each such one takes a call from the largest
+  // share, which has more than one (the shares add up to count >= called.size()).
+  for (uint64_t& share : split) {
+    if (share != 0 || count == 0) continue;
+    *std::max_element(split.begin(), split.end()) -= 1;
+    share = 1;
+  }
+  for (size_t k = 0; k < called.size(); ++k) shares[called[k]] = split[k];
+  return shares;
+}
+
 void VersionsAt(const ReuseSplit& split, uint64_t addr, const FitsFn& fits,
                 std::vector<size_t>* out) {
   out->clear();

@@ -16,6 +16,16 @@ class CodeVersion;
 /// always add up to `total`. Equal shares when all weights are 0. Empty for no weights.
 std::vector<uint64_t> SplitProportionally(uint64_t total, std::span<const uint64_t> weights);
 
+/// The versions (indices, ascending) among which `count` calls into a reused block are divided:
+/// all of them when there are calls enough, else the `count` of largest weight (their entry
+/// counts; earlier ones on ties), since a version with a share of the calls has at least one.
+/// One version for a count of 0 (which Callgrind never writes). Empty for no weights.
+std::vector<size_t> CalledVersions(uint64_t count, std::span<const uint64_t> weights);
+
+/// `count` calls divided among the CalledVersions in proportion to `weights`, each of them at
+/// least 1 (unless `count` is 0), the others 0; the shares add up to `count`.
+std::vector<uint64_t> SplitCallCount(uint64_t count, std::span<const uint64_t> weights);
+
 /// The versions one block holds, each with its estimated entry count and its cost (per event,
 /// self + calls) in the block. Empty when the block has one owner.
 struct ReuseSplit {

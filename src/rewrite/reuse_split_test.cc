@@ -28,6 +28,40 @@ TEST(SplitProportionallyTest, SharesAddUpAndFollowWeights) {
   EXPECT_EQ(shares[0], UINT64_MAX / 2);
 }
 
+// Issue 33 defect 1: a split call keeps at least one call on every version it enters, and the
+// counts add up to the input's.
+TEST(SplitCallCountTest, EveryVersionCalledGetsAtLeastOneCall) {
+  // Enough calls: as SplitProportionally where no share is 0 ...
+  EXPECT_THAT(SplitCallCount(4, std::vector<uint64_t>{3, 1}), ElementsAre(3, 1));
+  EXPECT_THAT(CalledVersions(4, std::vector<uint64_t>{3, 1}), ElementsAre(0, 1));
+  // ... and a share rounded to 0 takes one call from the largest (3393 * 1 / 3394 is 0: tsc's
+  // calls=3393 line became calls=0 and calls=3393).
+  EXPECT_THAT(SplitProportionally(3393, std::vector<uint64_t>{1, 3393}), ElementsAre(0, 3393));
+  EXPECT_THAT(SplitCallCount(3393, std::vector<uint64_t>{1, 3393}), ElementsAre(1, 3392));
+  EXPECT_THAT(SplitCallCount(3, std::vector<uint64_t>{1, 0, 100}), ElementsAre(1, 1, 1));
+  // Fewer calls than versions: only that many versions are entered, those of largest weight
+  // (earlier ones on ties).
+  EXPECT_THAT(SplitProportionally(1, std::vector<uint64_t>{3, 1}), ElementsAre(0, 1));
+  EXPECT_THAT(SplitCallCount(1, std::vector<uint64_t>{3, 1}), ElementsAre(1, 0));
+  EXPECT_THAT(CalledVersions(1, std::vector<uint64_t>{3, 1}), ElementsAre(0));
+  EXPECT_THAT(SplitCallCount(1, std::vector<uint64_t>{2, 2}), ElementsAre(1, 0));
+  EXPECT_THAT(CalledVersions(2, std::vector<uint64_t>{1, 5, 1}), ElementsAre(0, 1));
+  EXPECT_THAT(SplitCallCount(2, std::vector<uint64_t>{1, 5, 1}), ElementsAre(1, 1, 0));
+  // No calls (no Callgrind writes that): one version keeps the line as it was.
+  EXPECT_THAT(CalledVersions(0, std::vector<uint64_t>{1, 5}), ElementsAre(1));
+  EXPECT_THAT(SplitCallCount(0, std::vector<uint64_t>{1, 5}), ElementsAre(0, 0));
+  EXPECT_THAT(SplitCallCount(7, std::vector<uint64_t>{}), IsEmpty());
+  // Every count from 1 to 50 over four weights: at least 1 each where called, the sum kept.
+  std::vector<uint64_t> weights{1000, 1, 0, 7};
+  for (uint64_t count = 1; count <= 50; ++count) {
+    std::vector<uint64_t> shares = SplitCallCount(count, weights);
+    EXPECT_EQ(std::accumulate(shares.begin(), shares.end(), uint64_t{0}), count);
+    std::vector<size_t> called = CalledVersions(count, weights);
+    EXPECT_EQ(called.size(), std::min<uint64_t>(count, weights.size()));
+    for (size_t i : called) EXPECT_GE(shares[i], 1u) << "count " << count << " version " << i;
+  }
+}
+
 // Two versions at 0x1000: A's instructions at 0x1000 and 0x1004, B's at 0x1000 and 0x1006.
 class FindReuseSplitTest : public ::testing::Test {
  protected:

@@ -52,6 +52,9 @@ void AppendStatsText(const InjectStats& s, std::string* out) {
     AppendF(out, "  %s (%s, ob=%s): %" PRId64 " code versions", src.path.c_str(), src.kind.c_str(),
             src.object_name.c_str(), src.records);
     if (!src.damage.empty()) AppendF(out, "; %s", src.damage.c_str());
+    if (src.superseded > 0)
+      AppendF(out, "; a jitdump describes %" PRId64 " of them too, and its versions are used",
+              src.superseded);
     *out += '\n';
   }
   AppendF(out,
@@ -76,6 +79,11 @@ void AppendStatsText(const InjectStats& s, std::string* out) {
           ", reused addresses in the profile: %" PRId64 ", ambiguous version choices: %" PRId64
           ", blocks split among reused versions: %" PRId64 "\n",
           s.reused_ranges, s.reused_addresses_seen, s.ambiguous_choices, s.reused_blocks_split);
+  if (s.ambiguous_functions > 0)
+    AppendF(out,
+            "cg-inject: functions named ambiguous (reused code a perf map cannot tell apart): "
+            "%" PRId64 " (%" PRIu64 " %s self)\n",
+            s.ambiguous_functions, s.ambiguous_cost, event);
   if (s.overflowing_call_edges > 0)
     AppendF(out,
             "cg-inject: call edges worth more than their whole part: %" PRId64
@@ -115,8 +123,10 @@ void AppendStatsJson(const InjectStats& s, std::string* out) {
     AppendF(out, ",\"records\":%" PRId64, s.sources[i].records);
     *out += ",\"damage\":";
     AppendJsonString(s.sources[i].damage, out);
-    AppendF(out, ",\"dropped_records\":%" PRId64 ",\"dropped_bytes\":%" PRIu64,
-            s.sources[i].dropped_records, s.sources[i].dropped_bytes);
+    AppendF(out,
+            ",\"dropped_records\":%" PRId64 ",\"dropped_bytes\":%" PRIu64
+            ",\"superseded\":%" PRId64,
+            s.sources[i].dropped_records, s.sources[i].dropped_bytes, s.sources[i].superseded);
     *out += '}';
   }
   *out += "],\"event\":";
@@ -144,6 +154,8 @@ void AppendStatsJson(const InjectStats& s, std::string* out) {
           s.internal_transfers_dropped, s.object_code_lines, s.reused_ranges,
           s.reused_addresses_seen, s.ambiguous_choices, s.reused_blocks_split,
           s.overflowing_call_edges);
+  AppendF(out, ",\"ambiguous_functions\":%" PRId64 ",\"ambiguous_cost\":%" PRIu64,
+          s.ambiguous_functions, s.ambiguous_cost);
   *out += ",\"top_unresolved\":[";
   for (size_t i = 0; i < s.top_unresolved.size(); ++i) {
     if (i) *out += ',';

@@ -196,6 +196,59 @@ void SymbolIndex::SetSourceLine(size_t i, std::string_view file, uint32_t line) 
   v->file_ = store_->Intern(file);
 }
 
+// A perf map and a jitdump of one process describe the same code twice (Superseded). Matched
+// per start address, where the sorted nodes put the versions of one address side by side: the
+// map's entry goes, the jitdump's version (code bytes, lines, moves) stays. Both sources' other
+// versions stay as they are (a cut-off dump lacks the last code the map lists).
+template <typename Node>
+void SymbolIndex::SupersedeMapEntries(std::vector<Node>* nodes) {
+  superseded_.assign(size_, false);
+  std::vector<uint8_t> kind(sources_.size(), 0);  // 1: perf map, 2: jitdump
+  uint8_t kinds = 0;
+  for (size_t s = 0; s < sources_.size(); ++s) {
+    kind[s] = sources_[s].kind == "perf-map" ? 1 : sources_[s].kind == "jitdump" ? 2 : 0;
+    kinds |= kind[s];
+  }
+  if (kinds != 3) return;
+  auto kind_of = [&](uint32_t version) {
+    uint32_t s = store_->at(version).source();
+    return s < kind.size() ? kind[s] : uint8_t{0};
+  };
+  // Nodes are sorted by start; the versions of one start are few (a reused address's).
+  std::vector<uint32_t> dumps, maps;
+  std::string map_name;
+  size_t kept = 0;
+  for (size_t i = 0; i < nodes->size();) {
+    size_t end = i;
+    dumps.clear();
+    maps.clear();
+    for (; end < nodes->size() && (*nodes)[end].start == (*nodes)[i].start; ++end) {
+      uint8_t k = kind_of((*nodes)[end].version);
+      if (k == 1) maps.push_back((*nodes)[end].version);
+      if (k == 2) dumps.push_back((*nodes)[end].version);
+    }
+    if (!dumps.empty() && !maps.empty()) {
+      for (uint32_t m : maps) {
+        const CodeVersion& map_version = store_->at(m);
+        map_name = map_version.raw_name();
+        for (uint32_t d : dumps) {
+          const CodeVersion& dump_version = store_->at(d);
+          if (dump_version.size() != map_version.size()) continue;
+          const bool nameless = dump_version.stored_name().empty();
+          if (!nameless && dump_version.raw_name() != map_name) continue;
+          if (nameless) TakeName(d, map_version);
+          superseded_[m] = true;
+          ++sources_[map_version.source()].superseded;
+          break;
+        }
+      }
+    }
+    for (; i < end; ++i)
+      if (!superseded_[(*nodes)[i].version]) (*nodes)[kept++] = (*nodes)[i];
+  }
+  nodes->resize(kept);
+}
+
 void SymbolIndex::Finish() {
   // Sorted by start, ties in load order. The start is in the node so the sort compares without
   // reaching into the versions (sorting bare indices that way took twice as long).
@@ -206,6 +259,7 @@ void SymbolIndex::Finish() {
   std::sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) {
     return a.start != b.start ? a.start < b.start : a.version < b.version;
   });
+  SupersedeMapEntries(&nodes);
   auto start_of = [&](size_t node) { return nodes[node].start; };
   auto end_of = [&](size_t node) { return tree_->EndOf(nodes[node]); };
   auto function_of = [&](size_t node) { return store_->at(nodes[node].version).function_id(); };
@@ -270,6 +324,27 @@ void SymbolIndex::Finish() {
   if (lone < nodes.capacity() / 2) nodes.shrink_to_fit();
   tree_->lone = std::move(nodes);
   tree_->Build();
+}
+
+void SymbolIndex::TakeName(uint32_t dump_version, const CodeVersion& map_version) {
+  std::string raw_name, map_raw_name;
+  CodeVersionSpec spec = store_->at(dump_version).Spec(&raw_name);
+  CodeVersionSpec named = map_version.Spec(&map_raw_name);
+  spec.raw_name = named.raw_name;
+  spec.function_name = named.function_name;
+  // The location the map's name gives, where the dump's line table gave none.
+  if (spec.source_file.empty()) {
+    spec.source_file = named.source_file;
+    if (spec.source_line == 0) spec.source_line = named.source_line;
+  }
+  spec.definition_line = named.definition_line;
+  spec.definition_column = named.definition_column;
+  store_->Fill(dump_version, spec, spec.function_id);
+}
+
+bool SymbolIndex::Superseded(const CodeVersion& version) const {
+  size_t order = version.load_order();
+  return order < superseded_.size() && superseded_[order];
 }
 
 std::vector<const CodeVersion*> SymbolIndex::LookupAll(uint64_t addr) const {

@@ -38,6 +38,58 @@ TEST(SymbolIndexTest, Empty) {
   EXPECT_EQ(index.reused_ranges(), 0);
 }
 
+// Issue 33 defect 3: a perf map and a jitdump of one process (Node with --perf-prof and
+// --perf-basic-prof, PHP) describe the same code. The map's entries that a jitdump load matches
+// (start, size, name) are no versions of their own: the jitdump's, with code bytes, is the one
+// lookups find, and the two are no reuse. Before, with the map loaded last (given last on the
+// command line), every range was "reused" and the map's versions were found.
+TEST(SymbolIndexTest, AMapEntryAJitdumpDescribesTooIsTheJitdumpsVersion) {
+  SymbolIndex index;
+  uint32_t dump = index.AddSource({"jit-7.dump", "jitdump", "jit-7.dump"});
+  uint32_t map = index.AddSource({"perf-7.map", "perf-map", "perf-7.map"});
+  const std::string code(0x10, '\x90');
+  index.Add(Version(0x100, 0x10, "JS:~f a.js:1:1", dump, code));
+  index.Add(Version(0x200, 0x10, "", dump, code));  // nameless in the dump
+  index.Add(Version(0x300, 0x10, "JS:*g a.js:5:1", dump, code));
+  index.Add(Version(0x100, 0x10, "JS:~f a.js:1:1", map));
+  index.Add(Version(0x200, 0x10, "JS:~h a.js:9:1", map));
+  index.Add(Version(0x300, 0x10, "JS:*other b.js:1:1", map));  // other code: stays
+  index.Add(Version(0x400, 0x10, "JS:~only_in_map a.js:20:1", map));
+  index.Finish();
+  EXPECT_THAT(Names(index.LookupAll(0x104)), ElementsAre("JS:~f a.js:1:1"));
+  EXPECT_EQ(index.Lookup(0x104)->source(), dump);
+  EXPECT_FALSE(index.Lookup(0x104)->code().empty());
+  // The nameless load takes the map's name; it keeps its code.
+  ASSERT_THAT(Names(index.LookupAll(0x200)), ElementsAre("JS:~h a.js:9:1"));
+  EXPECT_EQ(index.Lookup(0x200)->source(), dump);
+  EXPECT_EQ(index.Lookup(0x200)->code(), code);
+  // A map entry no load matches is a version of its own.
+  EXPECT_THAT(Names(index.LookupAll(0x300)), ElementsAre("JS:*g a.js:5:1", "JS:*other b.js:1:1"));
+  EXPECT_EQ(index.Lookup(0x404)->raw_name(), "JS:~only_in_map a.js:20:1");
+  EXPECT_TRUE(index.Superseded(index.version(3)));
+  EXPECT_TRUE(index.Superseded(index.version(4)));
+  EXPECT_FALSE(index.Superseded(index.version(5)));
+  EXPECT_FALSE(index.Superseded(index.version(0)));
+  EXPECT_EQ(index.sources()[map].superseded, 2);
+  EXPECT_EQ(index.sources()[dump].superseded, 0);
+  // Only 0x300 holds two functions.
+  EXPECT_EQ(index.reused_ranges(), 1);
+  EXPECT_FALSE(index.Overlapped(*index.Lookup(0x104)));
+}
+
+// Two perf maps (a discovered one and one given) are not matched: the chooser's rule for them
+// (the later source) stays; only a jitdump supersedes a map entry.
+TEST(SymbolIndexTest, TwoMapsDoNotSupersedeEachOther) {
+  SymbolIndex index;
+  uint32_t a = index.AddSource({"/tmp/perf-7.map", "perf-map", "perf-7.map"});
+  uint32_t b = index.AddSource({"mine.map", "perf-map", "mine.map"});
+  index.Add(Version(0x100, 0x10, "f", a));
+  index.Add(Version(0x100, 0x10, "f", b));
+  index.Finish();
+  EXPECT_EQ(index.LookupAll(0x100).size(), 2u);
+  EXPECT_FALSE(index.Superseded(index.version(0)));
+}
+
 TEST(SymbolIndexTest, RangesAreHalfOpen) {
   SymbolIndex index;
   index.Add(Version(0x100, 0x10, "a"));

@@ -234,6 +234,12 @@ std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs
     if (!loaded.back().copies.empty()) loaded.back().details += ", not loaded again";
   }
   index->Finish();
+  for (LoadedSource& source : loaded) {
+    if (int64_t same = index->sources()[source.source].superseded; same > 0) {
+      source.details += "; a jitdump describes " + std::to_string(same) +
+                        " of them too, and its versions are used";
+    }
+  }
   return loaded;
 }
 

@@ -57,6 +57,10 @@ CodeVersion* VersionStore::Append(size_t i, const CodeVersionSpec& spec, uint32_
     chunks.push_back(chunk);
     new (chunk) ChunkHeader{this, i};
   }
+  return Fill(i, spec, function_id);
+}
+
+CodeVersion* VersionStore::Fill(size_t i, const CodeVersionSpec& spec, uint32_t function_id) {
   CodeVersion* v = new (&at(i)) CodeVersion();
   v->start_ = spec.start;
   v->function_id_ = function_id;

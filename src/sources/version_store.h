@@ -59,6 +59,9 @@ struct VersionStore {
   }
   /// A new record at load order `i` (= the number of records so far), filled from `spec`.
   CodeVersion* Append(size_t i, const CodeVersionSpec& spec, uint32_t function_id);
+  /// The record at load order `i` (an existing one, when below the number of records) filled
+  /// anew from `spec`. A side record it had is left unused.
+  CodeVersion* Fill(size_t i, const CodeVersionSpec& spec, uint32_t function_id);
   /// The side record of `v`, made on first use (a raw name stored without its suffix is then
   /// stored whole: a side record may change the file and line the suffix is rebuilt from).
   VersionSide& SideOf(CodeVersion* v);
