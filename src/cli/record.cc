@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -40,6 +41,7 @@
 #include "cli/run.h"
 #include "cli/runtime_env.h"
 #include "cli/valgrind_choice.h"
+#include "cli/valgrind_log.h"
 #include "resolve/jit_name.h"
 
 extern char** environ;
@@ -451,10 +453,19 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
       std::any_of(options.valgrind_args.begin(), options.valgrind_args.end(),
                   [](const std::string& a) { return a.starts_with("--trace-children="); });
   const bool follow = !user_trace && (IsScript(found.path) || IsLauncherProgram(found.path));
+  // Valgrind's own messages come through a pipe of record's (forwarded to stderr as they come),
+  // so that Valgrind dying is told apart from the program (issue 33 item 9); a user's own log
+  // destination wins.
+  const bool user_log = std::any_of(options.valgrind_args.begin(), options.valgrind_args.end(),
+                                    [](const std::string& a) { return a.starts_with("--log-"); });
+  std::optional<ValgrindLog> valgrind_log;
+  if (!user_log) valgrind_log.emplace(err);
 
   std::vector<std::string> argv = {valgrind.program, "--tool=callgrind", "--dump-instr=yes",
                                    "--callgrind-out-file=" + Join(dir, "callgrind.out.%p")};
   if (options.verbosity == 0) argv.push_back("-q");  // no banner: errors only
+  if (valgrind_log && valgrind_log->fd() >= 0)
+    argv.push_back("--log-fd=" + std::to_string(valgrind_log->fd()));
   for (std::string& o : PlanValgrindOptions(options.program[0], options.runtimes))
     argv.push_back(std::move(o));
   if (follow) {
@@ -482,33 +493,56 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
 
   const int64_t started_ns = FileClockNowNs();
   ChildResult child = RunChild(argv, envp);
+  std::string valgrind_failure;
+  if (valgrind_log) {
+    valgrind_log->Finish();
+    valgrind_failure = valgrind_log->failure();
+  }
   if (child.pid == 0) return ReportSpawnError(valgrind.program, child.spawn_error, err);
   const int status = child.status;
   if (options.verbosity >= 2) std::fprintf(err, "cg-inject: valgrind exited with %d\n", status);
+  // Valgrind died (an assertion, a panic): whatever it left is not the program's doing.
+  const bool valgrind_failed = status != 0 && !valgrind_failure.empty();
+  if (valgrind_failed)
+    std::fprintf(err, "cg-inject: valgrind failed (exit status %d): %s\n", status,
+                 valgrind_failure.c_str());
 
   std::vector<DirEntry> after = ListDirectory(dir);
   std::vector<RecordedProcess> processes =
       GroupRecordedProfiles(shown_dir, after, UnchangedNames(before, after));
   if (processes.empty()) {
-    std::fprintf(err,
-                 "cg-inject: no Callgrind file was written to %s (valgrind exited with status "
-                 "%d; see its messages above)\n",
-                 dir.c_str(), status);
+    if (valgrind_failed) {
+      std::fprintf(err, "cg-inject: no Callgrind file was written to %s\n", dir.c_str());
+    } else {
+      std::fprintf(err,
+                   "cg-inject: no Callgrind file was written to %s (valgrind exited with "
+                   "status %d; see its messages above)\n",
+                   dir.c_str(), status);
+    }
     // Valgrind's own 126/127 (the program cannot be run or was not found) are passed on.
     bool not_run = status == int(ExitCode::kCannotRun) || status == int(ExitCode::kNotFound);
     return not_run ? status : int(ExitCode::kInputError);
   }
 
-  // A process whose every file is empty ended without Callgrind's dump: it exec'd a program
-  // Valgrind did not follow (or SIGKILL ended it). It is no result; the program's own process
-  // is an error, another (a helper's subshell) a note.
-  bool main_exec_away = false;
+  // A process whose every file is empty ended without Callgrind's dump: Valgrind died, or it
+  // exec'd a program Valgrind did not follow (or SIGKILL ended it). It is no result; the
+  // program's own process is an error, another (a helper's subshell) a note.
+  bool main_empty = false;
   std::erase_if(processes, [&](const RecordedProcess& p) {
     for (const std::string& f : p.profiles) {
       struct stat fst;
       if (::stat(f.c_str(), &fst) != 0 || fst.st_size != 0) return false;
     }
     const bool is_main = p.pid == uint64_t(child.pid);
+    if (valgrind_failed) {
+      // Callgrind writes its profile at exit, which a dying Valgrind never reaches.
+      if (is_main || options.verbosity > 0)
+        std::fprintf(err, "cg-inject: %spid %llu (%s) left an empty profile: valgrind failed\n",
+                     is_main ? "" : "note: ", static_cast<unsigned long long>(p.pid),
+                     is_main ? options.program[0].c_str() : "?");
+      if (is_main) main_empty = true;
+      return true;
+    }
     if (is_main || options.verbosity > 0) {
       std::fprintf(err,
                    "cg-inject: %spid %llu (%s) left an empty profile: it exec'd a program that "
@@ -517,7 +551,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
                    is_main ? options.program[0].c_str() : "?");
     }
     if (is_main) {
-      main_exec_away = true;
+      main_empty = true;
       std::fprintf(err, "cg-inject:   %s\n",
                    follow ? "the exec'd program is one --trace-children-skip leaves out"
                           : "give -- --trace-children=yes -- to follow an exec");
@@ -565,7 +599,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     }
   }
   if (worst != 0) return worst;
-  if (missing_sources || main_exec_away) return int(ExitCode::kInputError);
+  if (missing_sources || main_empty) return int(ExitCode::kInputError);
   return status;
 }
 
