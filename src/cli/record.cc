@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "callgrind/callgrind_reader.h"
+#include "cg_inject/diagnostics.h"
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
 #include "cg_inject/profile.h"
@@ -43,6 +44,9 @@
 #include "cli/valgrind_choice.h"
 #include "cli/valgrind_log.h"
 #include "resolve/jit_name.h"
+#include "sources/jitdump.h"
+#include "sources/mapped_file.h"
+#include "sources/perf_map.h"
 
 extern char** environ;
 
@@ -238,19 +242,84 @@ std::vector<std::string> MoveByproducts(uint64_t pid, const DiscoveryRoots& root
   return moved;
 }
 
+/// How much code a symbol source describes: its code versions (a perf map's entries, a
+/// jitdump's loads and moves) and whether it ends inside a record (a jitdump whose writer's buffer
+/// was cut off by a signal, or whose writer thread had not caught up).
+struct SourceCoverage {
+  int64_t versions = 0;
+  bool cut = false;
+  bool readable = false;
+};
+
+SourceCoverage MeasureSource(const SourceSpec& spec) {
+  class Counter : public JitdumpVisitor {
+   public:
+    void OnCodeLoad(const JitdumpCodeLoad&) override { ++versions; }
+    void OnCodeMove(const JitdumpCodeMove&) override { ++versions; }
+    int64_t versions = 0;
+  };
+  SourceCoverage coverage;
+  try {
+    std::unique_ptr<MappedFile> mapped = MappedFile::TryOpen(spec.path);
+    if (mapped == nullptr) return coverage;
+    std::string_view bytes = mapped->bytes();
+    Diagnostics quiet;  // the injection that follows warns about the same file
+    if (spec.kind == SourceKind::kJitdump) {
+      Counter counter;
+      coverage.cut = ScanJitdump(bytes, spec.path, &counter, &quiet).truncated;
+      coverage.versions = counter.versions;
+    } else {
+      for (size_t pos = 0; pos < bytes.size();) {
+        size_t end = bytes.find('\n', pos);
+        if (end == std::string_view::npos) end = bytes.size();
+        PerfMapLine line;
+        std::string error;
+        if (ParsePerfMapLine(bytes.substr(pos, end - pos), &line, &error)) ++coverage.versions;
+        pos = end + 1;
+      }
+    }
+    coverage.readable = true;
+  } catch (const InputError&) {
+    // Unreadable or malformed: the injection reports it; it is not preferred here.
+  }
+  return coverage;
+}
+
 /// The sources to inject with. A jitdump describes the same code as the map plus code bytes and
 /// lines, so it is preferred (Node with both switches writes both; given both, the injector would
-/// see every function twice as reused code). But runtimes buffer their jitdumps: after a signal
-/// ended the program the dump is cut off (Node 20 on Ctrl-C lost its last 3 KiB, with fib's
-/// optimized code: 18% of the cost stayed unnamed), while the map was complete, so then the map
-/// is preferred.
-std::vector<SourceSpec> PickSources(const std::vector<SourceSpec>& found, bool killed) {
-  SourceKind preferred = killed ? SourceKind::kPerfMap : SourceKind::kJitdump;
-  bool has_preferred = std::any_of(found.begin(), found.end(),
-                                   [&](const SourceSpec& s) { return s.kind == preferred; });
+/// see every function twice as reused code) when it is complete. Runtimes buffer their jitdumps:
+/// after a signal ended the program the dump may end inside a record (Node 20 on Ctrl-C lost its
+/// last 3 KiB, with fib's optimized code: 18% of the cost stayed unnamed) while the map, written
+/// line by line, is complete. A cut dump is still preferred when it describes at least as much
+/// code as the map (BEAM, interrupted: 23,185 loads, 23,185 map entries; the map was used until
+/// issue 33, without the dump's lines). `*why`, when there was a choice, says what decided it.
+std::vector<SourceSpec> PickSources(const std::vector<SourceSpec>& found, std::string* why) {
+  const SourceSpec* dump = nullptr;
+  const SourceSpec* map = nullptr;
+  for (const SourceSpec& s : found) {
+    if (s.kind == SourceKind::kJitdump && dump == nullptr) dump = &s;
+    if (s.kind != SourceKind::kJitdump && map == nullptr) map = &s;
+  }
+  SourceKind preferred = dump != nullptr ? SourceKind::kJitdump : SourceKind::kPerfMap;
+  if (dump != nullptr && map != nullptr) {
+    SourceCoverage d = MeasureSource(*dump);
+    SourceCoverage m = MeasureSource(*map);
+    const bool use_dump = d.readable && (!m.readable || !d.cut || d.versions >= m.versions);
+    preferred = use_dump ? SourceKind::kJitdump : SourceKind::kPerfMap;
+    if (d.readable && m.readable) {
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "the jitdump %s (%lld code records; the perf map %lld entries)",
+                    !d.cut     ? "is complete"
+                    : use_dump ? "ends inside a record but describes as much"
+                               : "ends inside a record and describes less",
+                    static_cast<long long>(d.versions), static_cast<long long>(m.versions));
+      *why = text;
+    }
+  }
   std::vector<SourceSpec> picked;
   for (const SourceSpec& s : found) {
-    if (!has_preferred || s.kind == preferred) picked.push_back(s);
+    if (s.kind == preferred) picked.push_back(s);
   }
   return picked;
 }
@@ -565,7 +634,13 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     task.process = std::move(p);
     std::vector<SourceSpec> found =
         CollectAndMoveSources(task.process.pid, env.roots, shown_dir, started_ns, err);
-    task.sources = PickSources(found, status > 128);
+    std::string why;
+    task.sources = PickSources(found, &why);
+    if (!why.empty() && options.verbosity > 0 && !task.sources.empty())
+      std::fprintf(err, "cg-inject: pid %llu: using the %s: %s\n",
+                   static_cast<unsigned long long>(task.process.pid),
+                   task.sources[0].kind == SourceKind::kJitdump ? "jitdump" : "perf map",
+                   why.c_str());
     for (const SourceSpec& s : found) task.files.push_back(s.path);
     for (std::string& f : MoveByproducts(task.process.pid, env.roots, shown_dir, err))
       task.files.push_back(std::move(f));

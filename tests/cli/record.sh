@@ -33,6 +33,10 @@ case $FAKE_MODE in
     touch -d '1 hour ago' "/tmp/perf-$$.map" ;;
   twin) zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out" ;;
   execd) : >"$out" ;;  # what Callgrind leaves for a shell that exec'd outside Valgrind
+  # The map and a jitdump whose writer was cut off after $FAKE_DUMP_BYTES bytes.
+  cutdump) zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out"
+    cp "$FAKE_DATA/perf-24022.map" "/tmp/perf-$$.map"
+    head -c "$FAKE_DUMP_BYTES" "$FAKE_DATA/jit-24022.dump" >"jit-$$.dump" ;;
   # Valgrind itself dies (exit 1): Callgrind created the profile at start and never wrote it;
   # the report goes where --log-fd says (m_libcassert.c's text).
   vgfail) : >"$out"
@@ -206,6 +210,29 @@ FAKE_MODE=vgfail record 1 -o vgfail -- ./launch.sh app.js && {
 FAKE_MODE=vgfail record 1 -o vgfail-log -- --log-file=/dev/stderr -- ./x && {
   ! grep -q -- '^--log-fd=' "$scratch/args" || fail "--log-fd given beside the user's --log-file"
 }
+
+# A signal ended the program (status 130) and its runtime left a perf map and a jitdump: the
+# jitdump when it is complete, or when cut off in its last record it still has every code record
+# the map has (BEAM's dump after SIGINT: as many loads as map entries); the map when the cut dump
+# lost code (issue 33 item 8). The test JIT's dump: 10 loads and a move, then a 16-byte CLOSE;
+# its map: 11 entries.
+dump_size=$(stat -c %s "$data/jit-24022.dump")
+for cut in "$dump_size jitdump complete" "$((dump_size - 4)) jitdump describes-as-much" \
+           "$((dump_size - 40)) perf-map describes-less"; do
+  read -r bytes want what <<<"$cut"
+  FAKE_MODE=cutdump FAKE_DUMP_BYTES=$bytes FAKE_EXIT=130 record 130 -o "cut-$what" -- node app.js && {
+    pid=$(pid_of "cut-$what")
+    if [[ $want == jitdump ]]; then
+      grep -q "^cg-inject: using jitdump cut-$what/jit-$pid.dump" "$scratch/err" ||
+        fail "$what: the jitdump is not used: $(cat "$scratch/err")"
+    else
+      grep -q "^cg-inject: using perf map cut-$what/perf-$pid.map" "$scratch/err" ||
+        fail "$what: the perf map is not used: $(cat "$scratch/err")"
+    fi
+  }
+done
+grep -q "^cg-inject: pid [0-9]*: using the perf map: the jitdump ends inside a record and describes less (10 code records; the perf map 11 entries)$" "$scratch/err" ||
+  fail "no reason given for the perf map: $(cat "$scratch/err")"
 
 # PROGRAM missing or not executable: the shell's 127 and 126, said by record, Valgrind not run.
 rm -f "$scratch/args"
