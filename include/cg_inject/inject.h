@@ -136,9 +136,9 @@ class ObjectExtents {
     (void)addr;
     return std::nullopt;
   }
-  /// The object path Callgrind writes for the program that `cmd:` starts with when it is no
-  /// absolute path (`./prog`, `mono`): found from the current directory or PATH as a shell
-  /// would, symbolic links resolved (the kernel maps the real file: `mono` is
+  /// The object path Callgrind writes for the program that `cmd:` starts with: an absolute
+  /// path, or found from the current directory or PATH as a shell would (`./prog`, `mono`),
+  /// symbolic links resolved (the kernel maps the real file: `/usr/bin/mono` and `mono` are
   /// /usr/bin/mono-sgen); "" when not found. Callgrind may name the program's stubs in `???`
   /// before any block of the program (issue 23 item 7).
   virtual std::string ProgramObject(std::string_view program) const {

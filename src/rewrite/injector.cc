@@ -112,13 +112,18 @@ void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
     // Node's), known before the first block, so JIT blocks before its own blocks see its code.
     std::string_view program = value.substr(std::min(value.size(), value.find_first_not_of(" \t")));
     program = program.substr(0, program.find_first_of(" \t"));
-    if (program.starts_with('/')) {
-      objects_.NoteObject(names_.Intern(program).id);
-    } else if (!program.empty()) {
-      // Run from a directory or found in PATH: its stubs in `???` can come before any block or
-      // call that names its object (a PIE's .plt.got slots), so it is looked for now.
+    // Its stubs in `???` can come before any block or call that names its object (a PIE's
+    // .plt.got slots), so it is looked for now: run from a directory or found in PATH, and
+    // under the name Callgrind gives its object, which is the file's, links resolved (the
+    // kernel maps the file: `cmd: /usr/bin/mono` runs `ob=/usr/bin/mono-sgen`, and one file is
+    // one object, issue 33 item 5). A program that is not on this machine keeps its name.
+    if (!program.empty()) {
       const std::string& object = objects_.ProgramObject(program);
-      if (!object.empty()) objects_.NoteObject(names_.Intern(object).id);
+      if (!object.empty()) {
+        objects_.NoteObject(names_.Intern(object).id);
+      } else if (program.starts_with('/')) {
+        objects_.NoteObject(names_.Intern(program).id);
+      }
     }
   }
   if (key == "positions" && !index_.empty() && HasInstrWithoutLine(value)) {
