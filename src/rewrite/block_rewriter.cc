@@ -43,6 +43,7 @@ void Injector::Impl::RewriteBlock() {
   if (f.jit) ResolvePending(f.key);  // calls waiting for this block, if any
   block_.agg.Clear();
   block_.lines.clear();
+  kept_in_block_cache_.clear();
 }
 
 void Injector::Impl::ResolveBlock() {
@@ -103,6 +104,17 @@ void Injector::Impl::ResolveBlock() {
   }
   block_.identity = out_.Identity(block_.version, f.suffix);
   block_.base_identity = f.suffix ? out_.Identity(block_.version, 0) : block_.identity;
+  if (KeptApartBlock(f.key)) {
+    // A second pass: merged, this piece made a call cycle the input did not have.
+    block_.identity = out_.ApartIdentity(block_.version, f.suffix, f.entry);
+    block_.base_identity =
+        f.suffix ? out_.ApartIdentity(block_.version, 0, f.entry) : block_.identity;
+    if (!f.resolved) {
+      ++stats_.blocks_kept_apart;
+      if (stats_.kept_apart_example.empty())
+        stats_.kept_apart_example = names_.Text(out_[block_.identity].key.function);
+    }
+  }
   // A block kept in order was entered where one version lived: nothing to split.
   if (columns_.has_instr() && !block_.in_order) {
     std::vector<const CodeVersion*> candidates = index_.LookupAll(f.entry);
@@ -260,6 +272,7 @@ void Injector::Impl::RewriteCost(const Position& pos, uint32_t file, size_t offs
   }
   SynthEdge& e = Edge(block_.identity, owner);
   pool_.Add(e.inclusive, copy);
+  NoteRanByOther(owner, addr, version);
   uint64_t first = copy.empty() ? 0 : copy[0];
   e.NoteMoved(addr, out_key.pos, out_key.file, first, version, version && addr == version->start());
   ++stats_.cost_lines_moved;
@@ -284,6 +297,8 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
     SynthEdge& e = Edge(block_.identity, owner);
     pool_.Add(e.inclusive, copy);
     if (!e.target_version) e.target_version = site_version;
+    NoteRanByOther(owner, AddrOf(key.site), site_version);
+    NoteRanByOtherCall(owner, key.target);
   }
   uint64_t target_addr = 0;
   uint32_t suffix = 0;
@@ -319,7 +334,8 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   // collecting every version there (twice, with Choose).
   if (const CodeVersion* only = index_.Lookup(target_addr); only && !index_.Overlapped(*only)) {
     AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, only,
-              out_.Identity(only, suffix), nullptr, target_addr, from_other);
+              TargetIdentity(key.target, only, suffix, target_addr), nullptr, target_addr,
+              from_other);
     return;
   }
   if ((!target || target->jit) && index_.LookupAll(target_addr).size() >= 2) {
@@ -339,7 +355,7 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   const CodeVersion* tv = chooser_.Choose(target_addr, nullptr, part_number_);
   if (!tv) tv = index_.Lookup(target_addr);
   AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, tv,
-            out_.Identity(tv, suffix), nullptr, target_addr, from_other);
+            TargetIdentity(key.target, tv, suffix, target_addr), nullptr, target_addr, from_other);
 }
 
 void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, uint64_t count,
@@ -425,7 +441,8 @@ void Injector::Impl::FlushPending() {
       const CodeVersion* tv = chooser_.Choose(p.target_addr, nullptr, part_number_);
       if (!tv) tv = index_.Lookup(p.target_addr);
       AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, tv,
-                out_.Identity(tv, p.target_suffix), nullptr, p.target_addr, p.from_other);
+                TargetIdentity(key, tv, p.target_suffix, p.target_addr), nullptr, p.target_addr,
+                p.from_other);
     }
   }
   EmitOutputs();

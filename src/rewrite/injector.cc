@@ -38,6 +38,7 @@ void Injector::OnPartEnd() {
 }
 void Injector::OnAbort() { impl_->OnAbort(); }
 InjectStats Injector::stats() const { return impl_->stats(); }
+const KeptApart& Injector::must_keep_apart() const { return impl_->must_keep_apart(); }
 
 Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
                      const InjectOptions& options, ProfileSink* downstream)
@@ -47,7 +48,8 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
       chooser_(index, options.arch),
       objects_(index, extents, &names_),
       in_(index, objects_, &names_),
-      out_(index, options_.version_objects, &names_) {
+      out_(index, options_.version_objects, &names_),
+      found_apart_(options.kept_apart) {
   for (const SymbolSourceInfo& s : index.sources())
     stats_.sources.push_back(
         {s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records, s.dropped_bytes});
@@ -58,6 +60,10 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
 
 void Injector::Impl::OnPartBegin(int part_index) {
   part_number_ = part_index + 1;
+  part_index_ = part_index;
+  ran_by_other_.clear();
+  ran_by_other_index_.clear();
+  ran_by_other_calls_.clear();
   body_started_ = false;
   trailing_headers_.clear();
   columns_.Reset();
@@ -263,7 +269,12 @@ bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out, uint64_t*
   JitName jit;
   if (!ParseJitFunctionName(names_.Text(key.function), &jit)) return false;
   ObjectCode::Stub stub;
-  if (!objects_.NamedStubAt(jit.addr, &stub) || stub.name == 0) return false;
+  if (!objects_.NamedStubAt(jit.addr, &stub) || stub.name == 0) {
+    // JIT code no source lists, named by what lies around it (a Mono trampoline), in `???`
+    // still: no source describes it.
+    stub = ObjectCode::Stub{key.object, GapName(jit.addr), jit.addr};
+    if (stub.name == 0) return false;
+  }
   uint32_t name = stub.name;
   if (!jit.suffix.empty()) {
     std::string text(names_.Text(stub.name));
@@ -273,6 +284,18 @@ bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out, uint64_t*
   *out = FunctionKey{stub.object, key.file, name};
   if (bias != nullptr) *bias = jit.addr - stub.elf_addr;
   return true;
+}
+
+uint32_t Injector::Impl::GapName(uint64_t addr) {
+  auto [it, inserted] = gap_names_.try_emplace(addr, 0);
+  if (inserted) {
+    std::string name = out_.unnamed().GapName(addr);
+    if (!name.empty()) {
+      it->second = names_.Intern(name).id;
+      ++stats_.unnamed_code_named;
+    }
+  }
+  return it->second;
 }
 
 bool Injector::Impl::MisplacedTarget(const FunctionKey& target) const {
@@ -483,6 +506,7 @@ void Injector::Impl::OnJump(const JumpRecord& jump) {
 void Injector::Impl::OnPartEnd() {
   FinishBlock();
   FlushPending();
+  CheckMergedCycles();
   for (const auto& [key, value] : trailing_headers_) downstream_->OnHeader(key, value);
   trailing_headers_.clear();
   int64_t before = violations_total_;

@@ -1,6 +1,9 @@
 // The injector's output functions and JIT identities (see output_functions.h).
 #include "rewrite/output_functions.h"
 
+#include <cinttypes>
+#include <cstdio>
+
 #include "cg_inject/symbols.h"
 #include "resolve/name_table.h"
 #include "rewrite/version_lines.h"
@@ -9,7 +12,10 @@ namespace cg_inject {
 
 OutputFunctions::OutputFunctions(const SymbolIndex& index,
                                  std::span<const std::string> version_objects, NameTable* names)
-    : symbols_(index), version_objects_(version_objects), names_(names) {
+    : symbols_(index),
+      version_objects_(version_objects),
+      names_(names),
+      unnamed_(index, [this](const CodeVersion& v) { return FunctionName(v); }) {
   // Two passes over the versions, 8 bytes each instead of 24 (resolve/definition_names.h).
   definition_names_.Build(index.size(), [&](size_t i) { return SiteOf(index.version(i)); });
 }
@@ -19,6 +25,7 @@ void OutputFunctions::Clear() {
   index_.clear();
   identity_by_version_.clear();
   identity_cache_.clear();
+  apart_cache_.clear();
 }
 
 DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
@@ -36,8 +43,8 @@ DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
   if (size_t v = version.load_order(); v < version_objects_.size() && !version_objects_[v].empty())
     object = version_objects_[v];
   std::string_view file = FileText(version);
-  // Empty for a nameless version, which Identity names `jit@ADDR`, unique per address.
-  std::string_view function = version.display_name();
+  // Empty for a nameless version, which FunctionName names by its address: one function each.
+  std::string_view function = UnnamedCode::IsNullName(version) ? "" : version.display_name();
   // The name's own position when it has one: a line table may start on another line for each
   // tier of one definition.
   uint32_t line =
@@ -57,8 +64,7 @@ int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
   if (*cached != 0) return int(*cached - 1);
   DefinitionSite site = SiteOf(*version);
   // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
-  std::string function = site.name.empty() ? "jit@" + std::to_string(version->start())
-                                           : definition_names_.NameOf(site);
+  std::string function = FunctionName(*version);
   if (suffix) function += names_->Text(suffix);
   FunctionKey key{names_->Intern(site.object).id, names_->Intern(site.file).id,
                   names_->Intern(function).id};
@@ -66,6 +72,30 @@ int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
   int out = For(key, /*jit=*/true);
   *cached = uint32_t(out) + 1;
   return out;
+}
+
+int OutputFunctions::ApartIdentity(const CodeVersion* version, uint32_t suffix, uint64_t entry) {
+  auto [it, inserted] = apart_cache_.try_emplace({version->load_order(), suffix, entry}, -1);
+  if (!inserted) return it->second;
+  DefinitionSite site = SiteOf(*version);
+  // The address keeps two pieces apart (two versions of one function may be entered at the same
+  // offset); the offset says how far into the function it is.
+  char offset[64];
+  std::snprintf(offset, sizeof offset, " (entered at 0x%" PRIx64 ", +0x%" PRIx64 ")", entry,
+                entry - version->start());
+  std::string function = FunctionName(*version) + offset;
+  if (suffix) function += names_->Text(suffix);
+  FunctionKey key{names_->Intern(site.object).id, names_->Intern(site.file).id,
+                  names_->Intern(function).id};
+  it->second = For(key, /*jit=*/true);
+  return it->second;
+}
+
+std::string OutputFunctions::FunctionName(const CodeVersion& version) {
+  if (UnnamedCode::IsNullName(version)) return unnamed_.VersionName(version);
+  DefinitionSite site = SiteOf(version);
+  return site.name.empty() ? "jit@" + std::to_string(version.start())
+                           : definition_names_.NameOf(site);
 }
 
 int OutputFunctions::For(const FunctionKey& key, bool jit) {

@@ -6,11 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
+#include <tuple>
 
 #include "resolve/definition_names.h"
 #include "rewrite/accounting.h"
+#include "rewrite/unnamed_code.h"
 #include "util/chunked_vector.h"
 #include "util/flat_hash_map.h"
 
@@ -46,6 +49,9 @@ class OutputFunctions {
   int For(const FunctionKey& key, bool jit);
   /// The output function `version` becomes, with recursion suffix `suffix` (a name id, 0: none).
   int Identity(const CodeVersion* version, uint32_t suffix);
+  /// The output function of a piece of `version` that must stay apart from it (issue 33 item
+  /// 7): a block Callgrind entered at `entry`, `NAME (entered at 0xADDR, +0xOFFSET)` plus `suffix`.
+  int ApartIdentity(const CodeVersion* version, uint32_t suffix, uint64_t entry);
   /// The output function named `key`, or -1.
   int Find(const FunctionKey& key) const {
     const uint32_t* i = index_.find(key);
@@ -60,15 +66,20 @@ class OutputFunctions {
   auto end() const { return functions_.end(); }
   /// Definitions named with their position because several share a name.
   int64_t disambiguated_groups() const { return definition_names_.disambiguated_groups(); }
+  /// Names of code no source names (`(null)` entries, and code between entries).
+  UnnamedCode& unnamed() { return unnamed_; }
 
  private:
   /// The definition `version` belongs to, with views into the index and version_objects_.
   DefinitionSite SiteOf(const CodeVersion& version) const;
+  /// The function name of `version`, without recursion suffix.
+  std::string FunctionName(const CodeVersion& version);
 
   const SymbolIndex& symbols_;
   std::span<const std::string> version_objects_;
   NameTable* names_;
   DefinitionNames definition_names_;
+  UnnamedCode unnamed_;
   static FunctionKey KeyOf(const ChunkedVector<OutFunction>& t, uint32_t i) { return t[i].key; }
   // In chunks: a part may have millions of functions, and a vector's doubling would hold the old
   // and the new array at once.
@@ -79,6 +90,8 @@ class OutputFunctions {
   // | suffix id) for the others.
   ChunkedVector<uint32_t> identity_by_version_;
   FlatHashMap<uint64_t, uint32_t> identity_cache_;
+  // ApartIdentity's, by (version load order, suffix, entry): a few pieces a part.
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, int> apart_cache_;
 };
 
 }  // namespace cg_inject
