@@ -66,6 +66,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -158,9 +159,9 @@ class ObjectExtents {
     (void)addr;
     return std::nullopt;
   }
-  /// The object path Callgrind writes for the program that `cmd:` starts with when it is no
-  /// absolute path (`./prog`, `mono`): found from the current directory or PATH as a shell
-  /// would, symbolic links resolved (the kernel maps the real file: `mono` is
+  /// The object path Callgrind writes for the program that `cmd:` starts with: an absolute
+  /// path, or found from the current directory or PATH as a shell would (`./prog`, `mono`),
+  /// symbolic links resolved (the kernel maps the real file: `/usr/bin/mono` and `mono` are
   /// /usr/bin/mono-sgen); "" when not found. Callgrind may name the program's stubs in `???`
   /// before any block of the program (issue 23 item 7).
   virtual std::string ProgramObject(std::string_view program) const {
@@ -171,6 +172,20 @@ class ObjectExtents {
 
 /// Architecture of the JIT code, for decoding instruction boundaries from code bytes.
 enum class CodeArch : uint8_t { kUnknown, kX86_64, kAArch64 };
+
+/// Pieces of JIT functions that must stay apart from their function, because merging them made
+/// call cycles the input did not have (rewrite/cycle_guard.h, issue 33 item 7): what a first pass
+/// found, for the second. Keyed by the part's position in the file (0-based) and the input's
+/// names, which a second reading of the same input gives again.
+struct KeptApart {
+  /// An input function ("PART:NAME", NAME the fn= name as read, `0x...` with its recursion
+  /// suffix) that becomes a function of its own, `NAME (entered at 0xADDR, +0xOFFSET)`.
+  std::set<std::string> blocks;
+  /// Code of a function that another function's block ran, left with that block: "PART:BLOCK
+  /// NAME\x1fFUNCTION" (the block's fn= name as read, the function's output name).
+  std::set<std::string> ran_by_other;
+  bool empty() const { return blocks.empty() && ran_by_other.empty(); }
+};
 
 struct InjectOptions {
   /// Write even when an invariant check fails (the violation is still reported).
@@ -187,6 +202,9 @@ struct InjectOptions {
   /// The input's name in messages: an input error of the injector (sums past 2^64 where it
   /// merges records) says PATH:LINE, LINE being the fn= line of the block it was rewriting.
   std::string input_name;
+  /// Another pass over the same input: the pieces an earlier pass found must stay apart
+  /// (Injector::must_keep_apart).
+  KeptApart kept_apart;
 };
 
 /// Everything `--stats` prints. Costs are of the first event.
@@ -217,7 +235,10 @@ struct InjectStats {
   int64_t jit_blocks_resolved = 0;
   int64_t functions_resolved = 0;         // resolved (ob, fl, fn) triples written
   int64_t definitions_disambiguated = 0;  // names given a `:LINE` (resolve/definition_names.h)
-  int64_t calls_renamed = 0;              // calls= lines whose target was renamed
+  // Addresses of JIT code no source covers named by their place (rewrite/unnamed_code.h: Mono's
+  // trampolines between its map entries), summed over parts as the functions are.
+  int64_t unnamed_code_named = 0;
+  int64_t calls_renamed = 0;  // calls= lines whose target was renamed
   // Cost lines that left their block (tail jumps). Lines of one position count once in a block
   // entered at reused code (summed by position first), each in the others.
   int64_t cost_lines_moved = 0;
@@ -237,6 +258,13 @@ struct InjectStats {
   // Input call edges (caller, callee, summed over a part's calls= lines) whose inclusive cost
   // exceeds their part's total: Callgrind's call tracking broke (rewrite/call_overflow.h).
   int64_t overflowing_call_edges = 0;
+  // Pieces of JIT functions kept apart because merged they made call cycles the input did not
+  // have (issue 33 item 7): blocks given a function of their own, code left with the block that
+  // ran it; and pieces this pass found that would need it too (another pass keeps them apart).
+  int64_t blocks_kept_apart = 0;
+  int64_t ran_code_kept_in_block = 0;
+  int64_t new_cycles_left = 0;
+  std::string kept_apart_example;  // the output name of the first block kept apart
   std::vector<Unresolved> top_unresolved;
   std::vector<std::string> invariant_violations;
 
@@ -287,6 +315,11 @@ class Injector : public ProfileSink {
   /// With InjectOptions::version_objects: per SymbolIndex::version(i), whether the output named
   /// a function after version i's object (so its ELF image must be written); else empty.
   const std::vector<bool>& touched_versions() const;
+  /// After the last OnPartEnd: the pieces that must stay apart, InjectOptions::kept_apart and
+  /// those this pass found (InjectStats::new_cycles_left counts them), which only another pass
+  /// over the same input with them in InjectOptions::kept_apart can do: this pass's output has
+  /// them merged.
+  const KeptApart& must_keep_apart() const;
 
  private:
   class Impl;

@@ -182,6 +182,15 @@ class SymbolIndex {
   /// Whether another version's range overlaps `version`'s (code reuse, or one function loaded
   /// twice): without one, every address of its range has it as the only candidate.
   bool Overlapped(const CodeVersion& version) const;
+  /// The versions nearest to `addr` on either side, for naming code no source lists by where it
+  /// lies: `before` ends last at or below `addr` (ties: the latest loaded), `after` starts first
+  /// above it (ties: the earliest loaded); null when there is none. Versions containing `addr`
+  /// are neither. O(log n).
+  struct Neighbors {
+    const CodeVersion* before = nullptr;
+    const CodeVersion* after = nullptr;
+  };
+  Neighbors LookupNeighbors(uint64_t addr) const;
   const std::vector<SymbolSourceInfo>& sources() const { return sources_; }
   /// For readers that learn about their source while reading (a jitdump's e_machine).
   SymbolSourceInfo* mutable_source(uint32_t source) { return &sources_.at(source); }

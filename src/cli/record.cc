@@ -30,10 +30,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "callgrind/callgrind_reader.h"
+#include "cg_inject/diagnostics.h"
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
 #include "cg_inject/profile.h"
@@ -44,7 +46,11 @@
 #include "cli/run.h"
 #include "cli/runtime_env.h"
 #include "cli/valgrind_choice.h"
+#include "cli/valgrind_log.h"
 #include "resolve/jit_name.h"
+#include "sources/jitdump.h"
+#include "sources/mapped_file.h"
+#include "sources/perf_map.h"
 
 extern char** environ;
 
@@ -259,19 +265,84 @@ std::vector<std::string> MoveByproducts(uint64_t pid, const DiscoveryRoots& root
   return moved;
 }
 
+/// How much code a symbol source describes: its code versions (a perf map's entries, a
+/// jitdump's loads and moves) and whether it ends inside a record (a jitdump whose writer's buffer
+/// was cut off by a signal, or whose writer thread had not caught up).
+struct SourceCoverage {
+  int64_t versions = 0;
+  bool cut = false;
+  bool readable = false;
+};
+
+SourceCoverage MeasureSource(const SourceSpec& spec) {
+  class Counter : public JitdumpVisitor {
+   public:
+    void OnCodeLoad(const JitdumpCodeLoad&) override { ++versions; }
+    void OnCodeMove(const JitdumpCodeMove&) override { ++versions; }
+    int64_t versions = 0;
+  };
+  SourceCoverage coverage;
+  try {
+    std::unique_ptr<MappedFile> mapped = MappedFile::TryOpen(spec.path);
+    if (mapped == nullptr) return coverage;
+    std::string_view bytes = mapped->bytes();
+    Diagnostics quiet;  // the injection that follows warns about the same file
+    if (spec.kind == SourceKind::kJitdump) {
+      Counter counter;
+      coverage.cut = ScanJitdump(bytes, spec.path, &counter, &quiet).truncated;
+      coverage.versions = counter.versions;
+    } else {
+      for (size_t pos = 0; pos < bytes.size();) {
+        size_t end = bytes.find('\n', pos);
+        if (end == std::string_view::npos) end = bytes.size();
+        PerfMapLine line;
+        std::string error;
+        if (ParsePerfMapLine(bytes.substr(pos, end - pos), &line, &error)) ++coverage.versions;
+        pos = end + 1;
+      }
+    }
+    coverage.readable = true;
+  } catch (const InputError&) {
+    // Unreadable or malformed: the injection reports it; it is not preferred here.
+  }
+  return coverage;
+}
+
 /// The sources to inject with. A jitdump describes the same code as the map plus code bytes and
 /// lines, so it is preferred (Node with both switches writes both; given both, the injector would
-/// see every function twice as reused code). But runtimes buffer their jitdumps: after a signal
-/// ended the program the dump is cut off (Node 20 on Ctrl-C lost its last 3 KiB, with fib's
-/// optimized code: 18% of the cost stayed unnamed), while the map was complete, so then the map
-/// is preferred.
-std::vector<SourceSpec> PickSources(const std::vector<SourceSpec>& found, bool killed) {
-  SourceKind preferred = killed ? SourceKind::kPerfMap : SourceKind::kJitdump;
-  bool has_preferred = std::any_of(found.begin(), found.end(),
-                                   [&](const SourceSpec& s) { return s.kind == preferred; });
+/// see every function twice as reused code) when it is complete. Runtimes buffer their jitdumps:
+/// after a signal ended the program the dump may end inside a record (Node 20 on Ctrl-C lost its
+/// last 3 KiB, with fib's optimized code: 18% of the cost stayed unnamed) while the map, written
+/// line by line, is complete. A cut dump is still preferred when it describes at least as much
+/// code as the map (BEAM, interrupted: 23,185 loads, 23,185 map entries; the map was used until
+/// issue 33, without the dump's lines). `*why`, when there was a choice, says what decided it.
+std::vector<SourceSpec> PickSources(const std::vector<SourceSpec>& found, std::string* why) {
+  const SourceSpec* dump = nullptr;
+  const SourceSpec* map = nullptr;
+  for (const SourceSpec& s : found) {
+    if (s.kind == SourceKind::kJitdump && dump == nullptr) dump = &s;
+    if (s.kind != SourceKind::kJitdump && map == nullptr) map = &s;
+  }
+  SourceKind preferred = dump != nullptr ? SourceKind::kJitdump : SourceKind::kPerfMap;
+  if (dump != nullptr && map != nullptr) {
+    SourceCoverage d = MeasureSource(*dump);
+    SourceCoverage m = MeasureSource(*map);
+    const bool use_dump = d.readable && (!m.readable || !d.cut || d.versions >= m.versions);
+    preferred = use_dump ? SourceKind::kJitdump : SourceKind::kPerfMap;
+    if (d.readable && m.readable) {
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "the jitdump %s (%lld code records; the perf map %lld entries)",
+                    !d.cut     ? "is complete"
+                    : use_dump ? "ends inside a record but describes as much"
+                               : "ends inside a record and describes less",
+                    static_cast<long long>(d.versions), static_cast<long long>(m.versions));
+      *why = text;
+    }
+  }
   std::vector<SourceSpec> picked;
   for (const SourceSpec& s : found) {
-    if (!has_preferred || s.kind == preferred) picked.push_back(s);
+    if (s.kind == preferred) picked.push_back(s);
   }
   return picked;
 }
@@ -529,11 +600,20 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
       std::any_of(options.valgrind_args.begin(), options.valgrind_args.end(),
                   [](const std::string& a) { return a.starts_with("--trace-children="); });
   const bool follow = !user_trace && (IsScript(found.path) || IsLauncherProgram(found.path));
+  // Valgrind's own messages come through a pipe of record's (forwarded to stderr as they come),
+  // so that Valgrind dying is told apart from the program (issue 33 item 9); a user's own log
+  // destination wins.
+  const bool user_log = std::any_of(options.valgrind_args.begin(), options.valgrind_args.end(),
+                                    [](const std::string& a) { return a.starts_with("--log-"); });
+  std::optional<ValgrindLog> valgrind_log;
+  if (!user_log) valgrind_log.emplace(err);
 
   std::vector<std::string> argv = {
       valgrind.program, "--tool=callgrind", "--dump-instr=yes",
       "--callgrind-out-file=" + Join(recording.path(), "callgrind.out.%p")};
   if (options.verbosity == 0) argv.push_back("-q");  // no banner: errors only
+  if (valgrind_log && valgrind_log->fd() >= 0)
+    argv.push_back("--log-fd=" + std::to_string(valgrind_log->fd()));
   for (std::string& o : PlanValgrindOptions(options.program[0], options.runtimes))
     argv.push_back(std::move(o));
   if (follow) {
@@ -561,12 +641,22 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
 
   const int64_t started_ns = FileClockNowNs();
   ChildResult child = RunChild(argv, envp, SayStillRunning, err);
+  std::string valgrind_failure;
+  if (valgrind_log) {
+    valgrind_log->Finish();
+    valgrind_failure = valgrind_log->failure();
+  }
   if (child.pid == 0) {
     return ReportSpawnError(valgrind.program, child.spawn_error,
                             LookupEnv(envp, "PATH", "/bin:/usr/bin"), err);
   }
   const int status = child.status;
   if (options.verbosity >= 2) std::fprintf(err, "cg-inject: valgrind exited with %d\n", status);
+  // Valgrind died (an assertion, a panic): whatever it left is not the program's doing.
+  const bool valgrind_failed = status != 0 && !valgrind_failure.empty();
+  if (valgrind_failed)
+    std::fprintf(err, "cg-inject: valgrind failed (exit status %d): %s\n", status,
+                 valgrind_failure.c_str());
 
   // Every file here is this run's. Those of a process still running (it left the process group,
   // so it was not waited for) stay where Callgrind writes them; the rest move into DIR.
@@ -595,25 +685,38 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     processes.push_back(std::move(p));
   }
   if (processes.empty()) {
-    std::fprintf(err,
-                 "cg-inject: no Callgrind file was written to %s (valgrind exited with status "
-                 "%d; see its messages above)\n",
-                 dir.c_str(), status);
+    if (valgrind_failed) {
+      std::fprintf(err, "cg-inject: no Callgrind file was written to %s\n", dir.c_str());
+    } else {
+      std::fprintf(err,
+                   "cg-inject: no Callgrind file was written to %s (valgrind exited with "
+                   "status %d; see its messages above)\n",
+                   dir.c_str(), status);
+    }
     // Valgrind's own 126/127 (the program cannot be run or was not found) are passed on.
     bool not_run = status == int(ExitCode::kCannotRun) || status == int(ExitCode::kNotFound);
     return not_run ? status : int(ExitCode::kInputError);
   }
 
-  // A process whose every file is empty ended without Callgrind's dump: it exec'd a program
-  // Valgrind did not follow (or SIGKILL ended it). It is no result; the program's own process
-  // is an error, another (a helper's subshell) a note.
-  bool main_exec_away = false;
+  // A process whose every file is empty ended without Callgrind's dump: Valgrind died, or it
+  // exec'd a program Valgrind did not follow (or SIGKILL ended it). It is no result; the
+  // program's own process is an error, another (a helper's subshell) a note.
+  bool main_empty = false;
   std::erase_if(processes, [&](const RecordedProcess& p) {
     for (const std::string& f : p.profiles) {
       struct stat fst;
       if (::stat(f.c_str(), &fst) != 0 || fst.st_size != 0) return false;
     }
     const bool is_main = p.pid == uint64_t(child.pid);
+    if (valgrind_failed) {
+      // Callgrind writes its profile at exit, which a dying Valgrind never reaches.
+      if (is_main || options.verbosity > 0)
+        std::fprintf(err, "cg-inject: %spid %llu (%s) left an empty profile: valgrind failed\n",
+                     is_main ? "" : "note: ", static_cast<unsigned long long>(p.pid),
+                     is_main ? options.program[0].c_str() : "?");
+      if (is_main) main_empty = true;
+      return true;
+    }
     if (is_main || options.verbosity > 0) {
       std::fprintf(err,
                    "cg-inject: %spid %llu (%s) left an empty profile: it exec'd a program that "
@@ -622,7 +725,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
                    is_main ? options.program[0].c_str() : "?");
     }
     if (is_main) {
-      main_exec_away = true;
+      main_empty = true;
       std::fprintf(err, "cg-inject:   %s\n",
                    follow ? "the exec'd program is one --trace-children-skip leaves out"
                           : "give -- --trace-children=yes -- to follow an exec");
@@ -636,7 +739,13 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     task.process = std::move(p);
     std::vector<SourceSpec> found =
         CollectAndMoveSources(task.process.pid, env.roots, shown_dir, started_ns, err);
-    task.sources = PickSources(found, status > 128);
+    std::string why;
+    task.sources = PickSources(found, &why);
+    if (!why.empty() && options.verbosity > 0 && !task.sources.empty())
+      std::fprintf(err, "cg-inject: pid %llu: using the %s: %s\n",
+                   static_cast<unsigned long long>(task.process.pid),
+                   task.sources[0].kind == SourceKind::kJitdump ? "jitdump" : "perf map",
+                   why.c_str());
     for (const SourceSpec& s : found) task.files.push_back(s.path);
     for (std::string& f : MoveByproducts(task.process.pid, env.roots, shown_dir, err))
       task.files.push_back(std::move(f));
@@ -670,7 +779,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     }
   }
   if (worst != 0) return worst;
-  if (missing_sources || main_exec_away) return int(ExitCode::kInputError);
+  if (missing_sources || main_empty) return int(ExitCode::kInputError);
   return status;
 }
 

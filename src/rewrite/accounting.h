@@ -85,6 +85,8 @@ class CostAccounting {
   const Entry* Find(const FunctionKey& key) const {
     return const_cast<CostAccounting*>(this)->Find(key);
   }
+  /// The index in functions() of `key`, or null.
+  const uint32_t* IndexOf(const FunctionKey& key) const { return index_.find(key); }
   /// The entry of the current block's function, or null before the first.
   Entry* current() { return current_; }
   /// The index in functions() of the function of the last Function call.

@@ -43,6 +43,7 @@ void Injector::Impl::RewriteBlock() {
   if (f.jit) ResolvePending(f.key);  // calls waiting for this block, if any
   block_.agg.Clear();
   block_.lines.clear();
+  kept_in_block_cache_.clear();
 }
 
 void Injector::Impl::ResolveBlock() {
@@ -105,6 +106,17 @@ void Injector::Impl::ResolveBlock() {
   }
   block_.identity = out_.Identity(block_.version, f.suffix);
   block_.base_identity = f.suffix ? out_.Identity(block_.version, 0) : block_.identity;
+  if (KeptApartBlock(f.key)) {
+    // A second pass: merged, this piece made a call cycle the input did not have.
+    block_.identity = out_.ApartIdentity(block_.version, f.suffix, f.entry);
+    block_.base_identity =
+        f.suffix ? out_.ApartIdentity(block_.version, 0, f.entry) : block_.identity;
+    if (!f.resolved) {
+      ++stats_.blocks_kept_apart;
+      if (stats_.kept_apart_example.empty())
+        stats_.kept_apart_example = names_.Text(out_[block_.identity].key.function);
+    }
+  }
   // A block kept in order was entered where one version lived: nothing to split.
   if (columns_.has_instr() && !block_.in_order) {
     std::vector<const CodeVersion*> candidates = index_.LookupAll(f.entry);
@@ -274,6 +286,7 @@ void Injector::Impl::RewriteCost(const Position& pos, uint32_t file, size_t offs
   }
   SynthEdge& e = Edge(block_.identity, owner);
   pool_.Add(e.inclusive, copy);
+  NoteRanByOther(owner, addr, version);
   uint64_t first = copy.empty() ? 0 : copy[0];
   e.NoteMoved(addr, out_key.pos, out_key.file, first, version, version && addr == version->start());
   ++stats_.cost_lines_moved;
@@ -298,6 +311,8 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
     SynthEdge& e = Edge(block_.identity, owner);
     pool_.Add(e.inclusive, copy);
     if (!e.target_version) e.target_version = site_version;
+    NoteRanByOther(owner, AddrOf(key.site), site_version);
+    NoteRanByOtherCall(owner, key.target);
   }
   uint64_t target_addr = 0;
   uint32_t suffix = 0;
@@ -333,7 +348,8 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
   // collecting every version there (twice, with Choose).
   if (const CodeVersion* only = index_.Lookup(target_addr); only && !index_.Overlapped(*only)) {
     AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, only,
-              out_.Identity(only, suffix), nullptr, target_addr, from_other);
+              TargetIdentity(key.target, only, suffix, target_addr), nullptr, target_addr,
+              from_other);
     return;
   }
   if ((!target || target->jit) && index_.LookupAll(target_addr).size() >= 2) {
@@ -351,13 +367,13 @@ void Injector::Impl::RewriteCall(const CallKey& key, const CallValue& value) {
     return;
   }
   const CodeVersion* tv = nullptr;
-  int target_identity = ChooseTarget(target_addr, nullptr, suffix, &tv);
+  int target_identity = ChooseTarget(target_addr, nullptr, suffix, &tv, &key.target);
   AddCallTo(owner, block_.BaseOf(owner), out_key, value.count, copy, suffix, tv, target_identity,
             nullptr, target_addr, from_other);
 }
 
 int Injector::Impl::ChooseTarget(uint64_t addr, const CodeVersion* preferred, uint32_t suffix,
-                                 const CodeVersion** version) {
+                                 const CodeVersion** version, const FunctionKey* call_target) {
   const CodeVersion* v = chooser_.Choose(addr, preferred, part_number_, false, TieOut());
   *version = v;
   if (ties_named_ && !tie_.empty()) {
@@ -366,7 +382,8 @@ int Injector::Impl::ChooseTarget(uint64_t addr, const CodeVersion* preferred, ui
     return target;
   }
   if (!v) v = *version = index_.Lookup(addr);
-  return v ? out_.Identity(v, suffix) : -1;
+  if (!v) return -1;
+  return call_target ? TargetIdentity(*call_target, v, suffix, addr) : out_.Identity(v, suffix);
 }
 
 void Injector::Impl::AddCallTo(int owner, int owner_base, const CallKey& key, uint64_t count,
@@ -464,7 +481,7 @@ void Injector::Impl::FlushPending() {
         continue;
       }
       const CodeVersion* tv = nullptr;
-      int target = ChooseTarget(p.target_addr, nullptr, p.target_suffix, &tv);
+      int target = ChooseTarget(p.target_addr, nullptr, p.target_suffix, &tv, &key);
       AddCallTo(p.owner, p.owner_base, p.key, p.count, p.inclusive, p.target_suffix, tv, target,
                 nullptr, p.target_addr, p.from_other);
     }

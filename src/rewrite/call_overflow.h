@@ -36,6 +36,13 @@ class CallOverflow {
   void Call(uint32_t callee, std::span<const uint64_t> inclusive);
   /// Edges whose summed inclusive cost exceeds `total` (the part's total of the first event).
   int64_t CountAbove(uint64_t total) const;
+  /// Calls `visit(caller, callee)` for every edge with a cost (a zero-cost edge is not kept), in
+  /// no particular order.
+  template <typename Visit>
+  void ForEachEdge(Visit&& visit) const {
+    for (const auto& shard : small_)
+      for (const auto& slot : shard) visit(slot.key.caller, slot.key.callee);
+  }
 
  private:
   struct Edge {

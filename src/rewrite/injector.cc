@@ -39,6 +39,7 @@ void Injector::OnPartEnd() {
 void Injector::OnAbort() { impl_->OnAbort(); }
 InjectStats Injector::stats() const { return impl_->stats(); }
 const std::vector<bool>& Injector::touched_versions() const { return impl_->touched_versions(); }
+const KeptApart& Injector::must_keep_apart() const { return impl_->must_keep_apart(); }
 
 Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
                      const InjectOptions& options, ProfileSink* downstream)
@@ -48,7 +49,8 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
       chooser_(index, options.arch),
       objects_(index, extents, &names_),
       in_(index, objects_, &names_),
-      out_(index, options_.version_objects, &names_) {
+      out_(index, options_.version_objects, &names_),
+      found_apart_(options.kept_apart) {
   for (const SymbolSourceInfo& s : index.sources())
     stats_.sources.push_back({s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records,
                               s.dropped_bytes, s.superseded});
@@ -60,6 +62,10 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
 void Injector::Impl::OnPartBegin(int part_index) {
   part_number_ = part_index + 1;
   several_parts_ = part_index > 0;
+  part_index_ = part_index;
+  ran_by_other_.clear();
+  ran_by_other_index_.clear();
+  ran_by_other_calls_.clear();
   body_started_ = false;
   trailing_headers_.clear();
   columns_.Reset();
@@ -119,13 +125,18 @@ void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
     // Node's), known before the first block, so JIT blocks before its own blocks see its code.
     std::string_view program = value.substr(std::min(value.size(), value.find_first_not_of(" \t")));
     program = program.substr(0, program.find_first_of(" \t"));
-    if (program.starts_with('/')) {
-      objects_.NoteObject(names_.Intern(program).id);
-    } else if (!program.empty()) {
-      // Run from a directory or found in PATH: its stubs in `???` can come before any block or
-      // call that names its object (a PIE's .plt.got slots), so it is looked for now.
+    // Its stubs in `???` can come before any block or call that names its object (a PIE's
+    // .plt.got slots), so it is looked for now: run from a directory or found in PATH, and
+    // under the name Callgrind gives its object, which is the file's, links resolved (the
+    // kernel maps the file: `cmd: /usr/bin/mono` runs `ob=/usr/bin/mono-sgen`, and one file is
+    // one object, issue 33 item 5). A program that is not on this machine keeps its name.
+    if (!program.empty()) {
       const std::string& object = objects_.ProgramObject(program);
-      if (!object.empty()) objects_.NoteObject(names_.Intern(object).id);
+      if (!object.empty()) {
+        objects_.NoteObject(names_.Intern(object).id);
+      } else if (program.starts_with('/')) {
+        objects_.NoteObject(names_.Intern(program).id);
+      }
     }
   }
   if (key == "positions" && !index_.empty() && HasInstrWithoutLine(value)) {
@@ -309,7 +320,12 @@ bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out, uint64_t*
   JitName jit;
   if (!ParseJitFunctionName(names_.Text(key.function), &jit)) return false;
   ObjectCode::Stub stub;
-  if (!objects_.NamedStubAt(jit.addr, &stub, for_call) || stub.name == 0) return false;
+  if (!objects_.NamedStubAt(jit.addr, &stub, for_call) || stub.name == 0) {
+    // JIT code no source lists, named by what lies around it (a Mono trampoline), in `???`
+    // still: no source describes it.
+    stub = ObjectCode::Stub{key.object, GapName(jit.addr), jit.addr};
+    if (stub.name == 0) return false;
+  }
   uint32_t name = stub.name;
   if (!jit.suffix.empty()) {
     std::string text(names_.Text(stub.name));
@@ -319,6 +335,18 @@ bool Injector::Impl::StubKey(const FunctionKey& key, FunctionKey* out, uint64_t*
   *out = FunctionKey{stub.object, key.file, name};
   if (bias != nullptr) *bias = jit.addr - stub.elf_addr;
   return true;
+}
+
+uint32_t Injector::Impl::GapName(uint64_t addr) {
+  auto [it, inserted] = gap_names_.try_emplace(addr, 0);
+  if (inserted) {
+    std::string name = out_.unnamed().GapName(addr);
+    if (!name.empty()) {
+      it->second = names_.Intern(name).id;
+      ++stats_.unnamed_code_named;
+    }
+  }
+  return it->second;
 }
 
 bool Injector::Impl::MisplacedTarget(const FunctionKey& target) const {
@@ -521,6 +549,7 @@ void Injector::Impl::OnJump(const JumpRecord& jump) {
 void Injector::Impl::OnPartEnd() {
   FinishBlock();
   FlushPending();
+  CheckMergedCycles();
   for (const auto& [key, value] : trailing_headers_) downstream_->OnHeader(key, value);
   trailing_headers_.clear();
   int64_t before = violations_total_;

@@ -21,10 +21,12 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cg_inject/inject.h"
@@ -33,6 +35,7 @@
 #include "resolve/version_chooser.h"
 #include "rewrite/accounting.h"
 #include "rewrite/call_overflow.h"
+#include "rewrite/cycle_guard.h"
 #include "rewrite/input_functions.h"
 #include "rewrite/object_code.h"
 #include "rewrite/output_functions.h"
@@ -100,6 +103,7 @@ class Injector::Impl {
   void OnAbort() { downstream_->OnAbort(); }
   InjectStats stats() const;
   const std::vector<bool>& touched_versions() const { return out_.touched(); }
+  const KeptApart& must_keep_apart() const { return found_apart_; }
   /// Runs `record`; a SumOverflow it throws leaves as an InputError located at the block being
   /// rewritten (PATH:LINE of its fn= line), when the options name the input.
   template <typename Record>
@@ -156,10 +160,15 @@ class Injector::Impl {
   /// written under: that object, its file, `NAME` plus the input's recursion suffix. Wherever
   /// the function is written (its blocks, calls into it) it goes under that key, and its
   /// positions at the object's ELF addresses, as Callgrind writes a real object's: `*bias` (when
-  /// asked) is what to subtract. Never without sources: then nothing is renamed.
+  /// asked) is what to subtract. Never without sources: then nothing is renamed. A `???`
+  /// function that is no stub but JIT code whose place says what it is (GapName: a Mono
+  /// trampoline) is written under that name, in `???`, at its own addresses (bias 0).
   /// `for_call`: the key goes into a call line.
   bool StubKey(const FunctionKey& key, FunctionKey* out, uint64_t* bias = nullptr,
                bool for_call = false);
+  /// The name id of the code at `addr`, which no source covers, by what lies around it
+  /// (UnnamedCode::GapName), or 0. Asked once per address.
+  uint32_t GapName(uint64_t addr);
   /// A call record whose target `target` is such a stub: its object's name and ELF address,
   /// formatted (the input's text names it otherwise). False, unchanged, for any other target.
   bool RetargetToStub(const FunctionKey& target, CallRecord* out) {
@@ -184,15 +193,20 @@ class Injector::Impl {
   /// The output function that owns the block's record at `addr`, and the version there (null:
   /// an ordinary function's own code).
   int Owner(uint64_t addr, const CodeVersion** version, bool call = false) {
-    return owners_.Owner(In(block_.function), block_, addr, version, call);
+    int owner = owners_.Owner(In(block_.function), block_, addr, version, call);
+    // A second pass may leave another function's code with the block that ran it.
+    if (!options_.kept_apart.ran_by_other.empty() && !block_.IsOwn(owner) && KeptInBlock(owner))
+      return block_.identity;
+    return owner;
   }
   uint64_t AddrOf(const Position& pos) const;
   /// Where VersionChooser puts a tie that this part names instead of choosing by part number.
   std::vector<const CodeVersion*>* TieOut() { return ties_named_ ? &tie_ : nullptr; }
   /// The output function a JIT address resolves to (`*version`, null for an ambiguous one), by
-  /// Choose: the target of a jump or of a call whose target block gave no answer.
+  /// Choose: the target of a jump or of a call whose target block gave no answer. For a call,
+  /// `call_target` is the input's target function (a second pass may keep it apart).
   int ChooseTarget(uint64_t addr, const CodeVersion* preferred, uint32_t suffix,
-                   const CodeVersion** version);
+                   const CodeVersion** version, const FunctionKey* call_target = nullptr);
   /// Output position and file of a record at `pos` owned by `version` (null: left as it was).
   void Place(const Position& pos, uint32_t in_file, const CodeVersion* version, Position* out_pos,
              uint32_t* out_file);
@@ -208,6 +222,38 @@ class Injector::Impl {
   void EmitJumps(const BlockOutput& slot);
   /// Bookkeeping for the invariants when `f`'s block is written.
   void NoteWritten(const OutFunction& f);
+
+  // Pieces that merging would join into call cycles the input did not have (issue 33 item 7,
+  // rewrite/cycle_guard.h; part_checks.cc).
+  /// The current block ran code of output function `owner` at `addr` (`version`: the code
+  /// version there, null for a real object's).
+  void NoteRanByOther(int owner, uint64_t addr, const CodeVersion* version);
+  /// ... and a call from that code to `target`.
+  void NoteRanByOtherCall(int owner, const FunctionKey& target);
+  /// The current block in call_overflow_'s ids: a JIT-looking function's InFunction index with
+  /// the top bit, else its entry in in_acc_.
+  uint32_t BlockNode() const {
+    return block_.function >= 0 ? uint32_t(block_.function) | kJitNode : in_acc_.current_index();
+  }
+  static constexpr uint32_t kJitNode = 1u << 31;
+  /// "PART:NAME" for the decisions of KeptApart.
+  std::string PartKey(uint32_t name) const;
+  /// Whether a second pass gives the input function `key` a function of its own.
+  bool KeptApartBlock(const FunctionKey& key) const {
+    return !options_.kept_apart.blocks.empty() &&
+           options_.kept_apart.blocks.count(PartKey(key.function)) != 0;
+  }
+  /// Whether a second pass leaves code of output function `owner` with the current block.
+  bool KeptInBlock(int owner);
+  /// The output function a call to JIT function `target` enters: `version`'s with `suffix`, or
+  /// the piece's own when a second pass keeps `target` apart (entered at `entry`).
+  int TargetIdentity(const FunctionKey& target, const CodeVersion* version, uint32_t suffix,
+                     uint64_t entry) {
+    if (KeptApartBlock(target)) return out_.ApartIdentity(version, suffix, entry);
+    return out_.Identity(version, suffix);
+  }
+  /// Part end: finds the pieces (first pass) or counts those left (second pass).
+  void CheckMergedCycles();
 
   // Part end (part_checks.cc).
   void CheckInvariants();
@@ -257,6 +303,32 @@ class Injector::Impl {
   uint32_t unknown_name_ = 0;  // `???`'s name id
   // The input's call edges, summed, for the broken-call-tracking report (call_overflow.h).
   CallOverflow call_overflow_;
+  // Code that blocks ran of other functions, and the calls made from it, by (block node, owner);
+  // a piece each for CheckMergedCycles. Small: one per synthesized edge.
+  struct RanByOther {
+    uint32_t block_node = 0;
+    int owner = -1;
+    uint64_t offset = UINT64_MAX;  // the lowest address moved, from the owner's entry
+  };
+  std::vector<RanByOther> ran_by_other_;
+  std::unordered_map<uint64_t, uint32_t> ran_by_other_index_;  // (block node << 32 | owner)
+  struct RanByOtherCall {
+    uint32_t ran = 0;  // index in ran_by_other_
+    FunctionKey target;
+    bool operator==(const RanByOtherCall&) const = default;
+  };
+  struct RanByOtherCallHash {
+    size_t operator()(const RanByOtherCall& c) const {
+      return FunctionKeyHash{}(c.target) ^ (size_t{c.ran} * 0x9E3779B97F4A7C15ull);
+    }
+  };
+  std::unordered_set<RanByOtherCall, RanByOtherCallHash> ran_by_other_calls_;
+  int64_t part_index_ = 0;  // the part's position in the file, for KeptApart's keys
+  KeptApart found_apart_;   // a first pass's findings, all parts
+  // A second pass's: which (block, owner) pairs KeptInBlock answered for the current block, and
+  // the pieces it applied (for the stats).
+  std::vector<std::pair<int, bool>> kept_in_block_cache_;  // the current block's, by owner
+  std::set<std::string> applied_ran_by_other_;
 
   // The block being read and written.
   Mode mode_ = Mode::kNone;
@@ -301,6 +373,8 @@ class Injector::Impl {
   // Whole run.
   InjectStats stats_;
   std::unordered_map<std::string, uint64_t> unresolved_cost_;  // fn text -> first-event cost
+  // GapName's answers by address (0: none): one per `???` address the profile names.
+  std::unordered_map<uint64_t, uint32_t> gap_names_;
   int64_t violations_total_ = 0;
 };
 

@@ -211,6 +211,34 @@ TEST_F(InjectorStubsTest, ASourcesEntryWins) {
   EXPECT_THAT(F("jit.map|???|stub_from_map").self, ElementsAre(3));
 }
 
+// Issue 33 item 5: `cmd:` names the program by a symbolic link (/usr/bin/mono runs
+// /usr/bin/mono-sgen), and the stub's blocks come before any line of the program's object: the
+// stub is named under the object Callgrind writes, the file the link leads to, not under a
+// second name for one file (the link reads as the same ELF file, so it has the same stubs).
+TEST_F(InjectorStubsTest, ProgramNamedByALinkIsTheObjectTheProfileNames) {
+  extents_.objects["/usr/bin/prog-link"] = extents_.objects["/usr/bin/prog"];
+  extents_.programs["/usr/bin/prog-link"] = "/usr/bin/prog";
+  std::string profile = "cmd: /usr/bin/prog-link --x\n" + std::string(kProfile);
+  // Move main's block after the `???` ones: the first line naming /usr/bin/prog comes last.
+  size_t main_at = profile.find("ob=(1) /usr/bin/prog\n");
+  size_t jit_at = profile.find("ob=(2)\n");
+  std::string main_block = profile.substr(main_at, jit_at - main_at);
+  profile.erase(main_at, jit_at - main_at);
+  // Its ids (1) are defined in the moved block: the `???` blocks name their object and file.
+  profile.replace(profile.find("ob=(2)\nfl=(2)\n"), 14, "ob=(2) ???\nfl=(2) ???\n");
+  profile.replace(profile.find("cfn=(3)\ncalls=1"), 7, "cfn=(3) 0x0000000000109070");
+  profile += main_block;
+  Run(profile);
+  EXPECT_THAT(F("/usr/bin/prog|???|free@plt").self, ElementsAre(3));
+  for (const auto& [key, function] : out_.functions()) {
+    EXPECT_EQ(key.find("prog-link"), std::string::npos) << out_.text();
+    for (const auto& [target, call] : function.calls)
+      EXPECT_EQ(target.find("prog-link"), std::string::npos) << out_.text();
+  }
+  const auto& f = F("jit.map|???|f");
+  EXPECT_EQ(f.calls.count("/usr/bin/prog|???|free@plt"), 1u) << out_.text();
+}
+
 TEST_F(InjectorStubsTest, SharedLibraryStubLearntLateKeepsItsAddressName) {
   // The same object as a shared library: its base is learnt only from the stub's own block (the
   // slot 0x1070 at 0x109070 calls free), after main's call into it and the block's header were

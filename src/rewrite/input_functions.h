@@ -57,6 +57,8 @@ class InputFunctions {
   const InFunction& operator[](int i) const {
     return i == kOrdinary ? ordinary_ : functions_[size_t(i)];
   }
+  /// The JIT-looking functions with a block in this part (indexes below it).
+  size_t size() const { return functions_.size(); }
   /// The index of `key`'s entry when it has had a block in this part, else -1.
   int Find(const FunctionKey& key) const {
     const uint32_t* i = index_.find(key);

@@ -86,9 +86,8 @@ class ObjectCode {
   /// library (NoteStubCall); `*stub` (when asked) says whose and what. Answers are kept per
   /// address (a stub is asked for at each call into it) until another object is located.
   bool StubAt(uint64_t addr, Stub* stub = nullptr);
-  /// ObjectExtents::ProgramObject: the object path of a program `cmd:` names by a relative path
-  /// or a bare name, or "".
-  /// Asked once per program (each part repeats `cmd:`).
+  /// ObjectExtents::ProgramObject: the object path, links resolved, of the program `cmd:`
+  /// names, or "". Asked once per program (each part repeats `cmd:`).
   const std::string& ProgramObject(std::string_view program);
   /// StubAt for naming: the first answer for an address stays for the whole run, so a call into
   /// a stub and the stub's block get the same name whichever comes first, even when the stub's

@@ -13,7 +13,10 @@ namespace cg_inject {
 
 OutputFunctions::OutputFunctions(const SymbolIndex& index,
                                  std::span<const std::string> version_objects, NameTable* names)
-    : symbols_(index), version_objects_(version_objects), names_(names) {
+    : symbols_(index),
+      version_objects_(version_objects),
+      names_(names),
+      unnamed_(index, [this](const CodeVersion& v) { return FunctionName(v); }) {
   // Two passes over the versions, 8 bytes each instead of 24 (resolve/definition_names.h).
   // A map entry a jitdump version describes too is never a function: not a definition either.
   definition_names_.Build(index.size(), [&](size_t i) {
@@ -29,6 +32,7 @@ void OutputFunctions::Clear() {
   identity_by_version_.clear();
   identity_cache_.clear();
   ambiguous_.clear();
+  apart_cache_.clear();
 }
 
 DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
@@ -47,8 +51,8 @@ DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
                             : source                               ? source->path
                                                                    : std::string_view("jit");
   std::string_view file = FileText(version);
-  // Empty for a nameless version, which Identity names `jit@ADDR`, unique per address.
-  std::string_view function = version.display_name();
+  // Empty for a nameless version, which FunctionName names by its address: one function each.
+  std::string_view function = UnnamedCode::IsNullName(version) ? "" : version.display_name();
   // The name's own position when it has one: a line table may start on another line for each
   // tier of one definition.
   uint32_t line =
@@ -64,6 +68,15 @@ std::string_view OutputFunctions::ObjectOf(const CodeVersion& version) const {
   return SiteOf(version).object;
 }
 
+void OutputFunctions::MarkTouched(const CodeVersion& version) {
+  if (touched_.empty()) return;
+  // The version's image is named now; a BEAM prologue is named after its owner's.
+  const CodeVersion* owner = PrologueOwner(symbols_, version);
+  for (const CodeVersion* v : {&version, owner}) {
+    if (v != nullptr && v->load_order() < touched_.size()) touched_[v->load_order()] = true;
+  }
+}
+
 int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
   uint32_t order = version->load_order();
   uint32_t* cached = nullptr;
@@ -75,16 +88,9 @@ int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
   }
   if (*cached != 0) return int(*cached - 1);
   DefinitionSite site = SiteOf(*version);
-  if (!touched_.empty()) {
-    // The version's image is named now; a BEAM prologue is named after its owner's.
-    const CodeVersion* owner = PrologueOwner(symbols_, *version);
-    for (const CodeVersion* v : {version, owner}) {
-      if (v != nullptr && v->load_order() < touched_.size()) touched_[v->load_order()] = true;
-    }
-  }
+  MarkTouched(*version);
   // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
-  std::string function = site.name.empty() ? "jit@" + std::to_string(version->start())
-                                           : definition_names_.NameOf(site);
+  std::string function = FunctionName(*version);
   if (suffix) function += names_->Text(suffix);
   FunctionKey key{names_->Intern(ObjectOf(*version)).id, names_->Intern(site.file).id,
                   names_->Intern(function).id};
@@ -130,6 +136,29 @@ int OutputFunctions::Ambiguous(std::span<const CodeVersion* const> tie, uint32_t
   functions_[size_t(out)].ambiguous = true;
   ambiguous_[out] = {start, suffix ? base : out};
   return out;
+int OutputFunctions::ApartIdentity(const CodeVersion* version, uint32_t suffix, uint64_t entry) {
+  auto [it, inserted] = apart_cache_.try_emplace({version->load_order(), suffix, entry}, -1);
+  if (!inserted) return it->second;
+  DefinitionSite site = SiteOf(*version);
+  MarkTouched(*version);
+  // The address keeps two pieces apart (two versions of one function may be entered at the same
+  // offset); the offset says how far into the function it is.
+  char offset[64];
+  std::snprintf(offset, sizeof offset, " (entered at 0x%" PRIx64 ", +0x%" PRIx64 ")", entry,
+                entry - version->start());
+  std::string function = FunctionName(*version) + offset;
+  if (suffix) function += names_->Text(suffix);
+  FunctionKey key{names_->Intern(ObjectOf(*version)).id, names_->Intern(site.file).id,
+                  names_->Intern(function).id};
+  it->second = For(key, /*jit=*/true);
+  return it->second;
+}
+
+std::string OutputFunctions::FunctionName(const CodeVersion& version) {
+  if (UnnamedCode::IsNullName(version)) return unnamed_.VersionName(version);
+  DefinitionSite site = SiteOf(version);
+  return site.name.empty() ? "jit@" + std::to_string(version.start())
+                           : definition_names_.NameOf(site);
 }
 
 int OutputFunctions::For(const FunctionKey& key, bool jit) {

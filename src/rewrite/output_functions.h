@@ -6,13 +6,16 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
+#include <tuple>
 
 #include "resolve/definition_names.h"
 #include "rewrite/accounting.h"
+#include "rewrite/unnamed_code.h"
 #include "util/chunked_vector.h"
 #include "util/flat_hash_map.h"
 
@@ -61,6 +64,9 @@ class OutputFunctions {
   /// function without the recursion suffix.
   uint64_t AmbiguousStart(int i) const { return ambiguous_.at(i).start; }
   int AmbiguousBase(int i) const { return ambiguous_.at(i).base; }
+  /// The output function of a piece of `version` that must stay apart from it (issue 33 item
+  /// 7): a block Callgrind entered at `entry`, `NAME (entered at 0xADDR, +0xOFFSET)` plus `suffix`.
+  int ApartIdentity(const CodeVersion* version, uint32_t suffix, uint64_t entry);
   /// The output function named `key`, or -1.
   int Find(const FunctionKey& key) const {
     const uint32_t* i = index_.find(key);
@@ -79,17 +85,24 @@ class OutputFunctions {
   /// its object was made (in any part so far), so that only the ELF images the output names are
   /// written. Empty without `version_objects`.
   const std::vector<bool>& touched() const { return touched_; }
+  /// Names of code no source names (`(null)` entries, and code between entries).
+  UnnamedCode& unnamed() { return unnamed_; }
 
  private:
   /// The definition `version` belongs to, in its source's object, with views into the index.
   DefinitionSite SiteOf(const CodeVersion& version) const;
   /// The `ob=` of `version`'s function: its ELF image (version_objects_), else its source's.
   std::string_view ObjectOf(const CodeVersion& version) const;
+  /// The function name of `version`, without recursion suffix.
+  std::string FunctionName(const CodeVersion& version);
+  /// Records that an output function is named after `version`'s object (see touched()).
+  void MarkTouched(const CodeVersion& version);
 
   const SymbolIndex& symbols_;
   std::span<const std::string> version_objects_;
   NameTable* names_;
   DefinitionNames definition_names_;
+  UnnamedCode unnamed_;
   static FunctionKey KeyOf(const ChunkedVector<OutFunction>& t, uint32_t i) { return t[i].key; }
   // In chunks: a part may have millions of functions, and a vector's doubling would hold the old
   // and the new array at once.
@@ -106,6 +119,8 @@ class OutputFunctions {
     int base = -1;
   };
   std::unordered_map<int, Ambiguity> ambiguous_;  // by output function; rare
+  // ApartIdentity's, by (version load order, suffix, entry): a few pieces a part.
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, int> apart_cache_;
 };
 
 }  // namespace cg_inject

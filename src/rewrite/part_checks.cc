@@ -62,6 +62,11 @@ void Injector::Impl::CollectStats() {
     // block kept what it did not give away.
     int in = in_.Find(key);
     bool renamed = in >= 0 && in_[in].jit;
+    if (JitName jit; !renamed && ParseJitFunctionName(names_.Text(key.function), &jit)) {
+      // Named by its place (a Mono trampoline): its whole block went out under that name.
+      auto gap = gap_names_.find(jit.addr);
+      renamed = gap != gap_names_.end() && gap->second != 0;
+    }
     uint64_t after = renamed ? 0 : before - self_in(removed_acc_, key) + self_in(added_acc_, key);
     stats_.unnamed_jit_cost_after += after;
     if (after > 0) unresolved_cost_[std::string(names_.Text(key.function))] += after;
@@ -70,6 +75,7 @@ void Injector::Impl::CollectStats() {
 
 InjectStats Injector::Impl::stats() const {
   InjectStats s = stats_;
+  s.ran_code_kept_in_block = int64_t(applied_ran_by_other_.size());
   s.reused_addresses_seen = chooser_.reused_addresses();
   s.ambiguous_choices = chooser_.ambiguous_choices();
   s.object_code_lines = owners_.object_code_lines();

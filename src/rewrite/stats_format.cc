@@ -62,6 +62,18 @@ void AppendStatsText(const InjectStats& s, std::string* out) {
           ", functions named: %" PRId64 " (names given their definition's position: %" PRId64 ")\n",
           s.parts, s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved,
           s.definitions_disambiguated);
+  if (s.blocks_kept_apart + s.ran_code_kept_in_block + s.new_cycles_left > 0)
+    AppendF(out,
+            "cg-inject: pieces kept apart so that merging makes no call cycle the input did not "
+            "have: %" PRId64 " blocks, %" PRId64
+            " functions' code left with the block that "
+            "ran it%s\n",
+            s.blocks_kept_apart, s.ran_code_kept_in_block,
+            s.new_cycles_left > 0 ? " (more would be needed: see the warning)" : "");
+  if (s.unnamed_code_named > 0)
+    AppendF(out,
+            "cg-inject: JIT code no source lists, named by its place (trampolines): %" PRId64 "\n",
+            s.unnamed_code_named);
   const char* event = s.first_event.empty() ? "cost" : s.first_event.c_str();
   AppendF(out,
           "cg-inject: %s in unnamed JIT code: %.2f%% before, %.2f%% after "
@@ -148,12 +160,15 @@ void AppendStatsJson(const InjectStats& s, std::string* out) {
           ",\"edges_synthesized\":%" PRId64 ",\"internal_transfers_dropped\":%" PRId64
           ",\"object_code_lines\":%" PRId64 ",\"reused_ranges\":%" PRId64
           ",\"reused_addresses_seen\":%" PRId64 ",\"ambiguous_choices\":%" PRId64
-          ",\"reused_blocks_split\":%" PRId64 ",\"overflowing_call_edges\":%" PRId64,
+          ",\"reused_blocks_split\":%" PRId64 ",\"overflowing_call_edges\":%" PRId64
+          ",\"unnamed_code_named\":%" PRId64 ",\"blocks_kept_apart\":%" PRId64
+          ",\"ran_code_kept_in_block\":%" PRId64 ",\"new_cycles_left\":%" PRId64,
           s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved, s.definitions_disambiguated,
           s.calls_renamed, s.cost_lines_moved, s.cost_moved, s.edges_synthesized,
           s.internal_transfers_dropped, s.object_code_lines, s.reused_ranges,
           s.reused_addresses_seen, s.ambiguous_choices, s.reused_blocks_split,
-          s.overflowing_call_edges);
+          s.overflowing_call_edges, s.unnamed_code_named, s.blocks_kept_apart,
+          s.ran_code_kept_in_block, s.new_cycles_left);
   AppendF(out, ",\"ambiguous_functions\":%" PRId64 ",\"ambiguous_cost\":%" PRIu64,
           s.ambiguous_functions, s.ambiguous_cost);
   *out += ",\"top_unresolved\":[";

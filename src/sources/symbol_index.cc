@@ -9,6 +9,7 @@
 // question (src/resolve/), not the index's.
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -65,6 +66,13 @@ struct SymbolIndex::Tree {
   std::vector<Hot> hot;
   std::vector<Cold> cold;
   int max_level = -1;
+  // The overlapping ranges by end (ties in load order), for LookupNeighbors: their ends are not
+  // in start order.
+  struct End {
+    uint64_t end = 0;
+    uint32_t version = 0;
+  };
+  std::vector<End> by_end;
 
   void Build();
   // Calls visit(version index) for every node containing `addr`, in start order.
@@ -324,6 +332,55 @@ void SymbolIndex::Finish() {
   if (lone < nodes.capacity() / 2) nodes.shrink_to_fit();
   tree_->lone = std::move(nodes);
   tree_->Build();
+  tree_->by_end.clear();
+  tree_->by_end.reserve(tree_->cold.size());
+  for (const Tree::Cold& c : tree_->cold) tree_->by_end.push_back({c.end, c.version});
+  std::sort(tree_->by_end.begin(), tree_->by_end.end(), [](const Tree::End& a, const Tree::End& b) {
+    return a.end != b.end ? a.end < b.end : a.version < b.version;
+  });
+}
+
+SymbolIndex::Neighbors SymbolIndex::LookupNeighbors(uint64_t addr) const {
+  const Tree& t = *tree_;
+  int64_t before = -1, after = -1;
+  uint64_t before_end = 0, after_start = 0;
+  auto take_before = [&](uint64_t end, uint32_t version) {
+    if (before < 0 || end > before_end || (end == before_end && version > before)) {
+      before = version;
+      before_end = end;
+    }
+  };
+  auto take_after = [&](uint64_t start, uint32_t version) {
+    if (after < 0 || start < after_start || (start == after_start && version < after)) {
+      after = version;
+      after_start = start;
+    }
+  };
+  // The lone ranges overlap nothing, so their ends are in start order too: at most the one
+  // range that contains `addr` lies between the last one starting at or below it and the last
+  // one ending there.
+  auto next = std::upper_bound(t.lone.begin(), t.lone.end(), addr,
+                               [](uint64_t a, const Tree::Node& node) { return a < node.start; });
+  if (next != t.lone.end()) take_after(next->start, next->version);
+  for (auto it = next; it != t.lone.begin();) {
+    --it;
+    if (t.EndOf(*it) <= addr) {
+      take_before(t.EndOf(*it), it->version);
+      break;
+    }
+  }
+  auto first_after = std::upper_bound(t.hot.begin(), t.hot.end(), addr,
+                                      [](uint64_t a, const Tree::Hot& h) { return a < h.start; });
+  // Ties of start among overlapping ranges: the earliest loaded.
+  for (auto it = first_after; it != t.hot.end() && it->start == first_after->start; ++it)
+    take_after(it->start, t.cold[size_t(it - t.hot.begin())].version);
+  auto ended = std::upper_bound(t.by_end.begin(), t.by_end.end(), addr,
+                                [](uint64_t a, const Tree::End& e) { return a < e.end; });
+  if (ended != t.by_end.begin()) take_before(std::prev(ended)->end, std::prev(ended)->version);
+  Neighbors n;
+  if (before >= 0) n.before = &store_->at(size_t(before));
+  if (after >= 0) n.after = &store_->at(size_t(after));
+  return n;
 }
 
 void SymbolIndex::TakeName(uint32_t dump_version, const CodeVersion& map_version) {

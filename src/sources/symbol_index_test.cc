@@ -104,6 +104,31 @@ TEST(SymbolIndexTest, RangesAreHalfOpen) {
   EXPECT_EQ(index.Lookup(0x200), nullptr);  // a zero-size entry covers nothing
 }
 
+// Issue 33 item 6: code no source lists is named after the listed code it follows.
+TEST(SymbolIndexTest, NeighborsAreTheNearestVersionsThatDoNotContainTheAddress) {
+  SymbolIndex index;
+  index.Add(Version(0x100, 0x10, "a"));
+  index.Add(Version(0x120, 0x10, "b"));
+  index.Add(Version(0x200, 0x40, "c"));
+  index.Add(Version(0x200, 0x40, "c again"));  // overlapping: in the tree
+  index.Add(Version(0x210, 0x8, "inside c"));
+  index.Add(Version(0x300, 0, "empty"));
+  index.Finish();
+  auto names = [&](uint64_t addr) {
+    SymbolIndex::Neighbors n = index.LookupNeighbors(addr);
+    return std::make_pair(n.before ? n.before->raw_name() : "-",
+                          n.after ? n.after->raw_name() : "-");
+  };
+  EXPECT_EQ(names(0x50), std::make_pair(std::string("-"), std::string("a")));
+  EXPECT_EQ(names(0x110), std::make_pair(std::string("a"), std::string("b")));
+  EXPECT_EQ(names(0x115), std::make_pair(std::string("a"), std::string("b")));
+  EXPECT_EQ(names(0x105), std::make_pair(std::string("-"), std::string("b")));  // inside a
+  EXPECT_EQ(names(0x130), std::make_pair(std::string("b"), std::string("c")));  // ties: earliest
+  EXPECT_EQ(names(0x218), std::make_pair(std::string("inside c"), std::string("-")));
+  EXPECT_EQ(names(0x240), std::make_pair(std::string("c again"), std::string("-")));  // latest
+  EXPECT_EQ(names(0x400), std::make_pair(std::string("c again"), std::string("-")));
+}
+
 TEST(SymbolIndexTest, OverlapsComeInLoadOrder) {
   SymbolIndex index;
   index.Add(Version(0x100, 0x100, "outer"));

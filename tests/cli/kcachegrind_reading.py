@@ -27,6 +27,7 @@ Usage: kcachegrind_reading.py [--functions-only] FILE   (zstd input is expanded 
        kcachegrind_reading.py --blockless FILE
        kcachegrind_reading.py --native [--jit-object NAME]... [--from-callgraph] FILE
        kcachegrind_reading.py --project-callgraph JSON
+       kcachegrind_reading.py --cycles FILE
 --native prints only what an injection must keep: for every function that is not JIT code
 (object `???`/empty, one of the --jit-object names cg-inject gives JIT code, or an ELF image
 `OUTPUT.NAME[.N].elf` of such a source's code; a stub cg-inject named NAME@plt in a real object
@@ -38,6 +39,9 @@ reading) instead of a profile.
 computes it: the sum of the calls into it when it is called, else its self cost plus its calls,
 calls of a function to itself (simple recursion) left out either way. --blockless prints the call
 targets that no `fn=` block names, one per line.
+--cycles prints the cycles of calls (strongly connected components of two or more functions,
+as KCachegrind's cycle detection groups them; a function calling itself is none), one per line,
+their functions' keys sorted.
 The second form prints the function-level facts of `cg-inject --callgraph` JSON (cg-inject's own
 reading, which follows callgrind_annotate's file rules) under KCachegrind's function keys, so a
 test can tell whether the two readings of one file agree.
@@ -309,6 +313,49 @@ def native_view(reading, jit_objects):
     return '\n'.join(sorted(out)) + '\n'
 
 
+def cycles_text(reading):
+    """The strongly connected components of two or more functions (Tarjan's, iterative)."""
+    succ = collections.defaultdict(list)
+    for (caller, callee) in reading.call_count:
+        if caller != callee:
+            succ[caller].append(callee)
+    nodes = sorted(set(succ) | {c for cs in succ.values() for c in cs})
+    index, low, on_stack, stack, components = {}, {}, set(), [], []
+    for root in nodes:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(succ[root]))]
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(succ[w])))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    components.append(sorted(component))
+    return ''.join('%r\n' % (c,) for c in sorted(components))
+
+
 def main():
     args = sys.argv[1:]
     if args[0] == '--native':
@@ -322,6 +369,14 @@ def main():
                 for raw in f:
                     loader.line(raw.decode('utf-8', 'surrogateescape').rstrip('\r\n'))
         sys.stdout.write(native_view(reading, jit_objects))
+        return
+    if args[0] == '--cycles':
+        reading = Reading(functions_only=True)
+        loader = Loader(reading)
+        with open(args[1], 'rb') as f:
+            for raw in f:
+                loader.line(raw.decode('utf-8', 'surrogateescape').rstrip('\r\n'))
+        sys.stdout.write(cycles_text(reading))
         return
     if args[0] in ('--inclusive', '--blockless'):
         reading = Reading(functions_only=True)

@@ -36,6 +36,18 @@ case $FAKE_MODE in
     touch -d '1 hour ago' "/tmp/perf-$$.map" ;;
   twin) zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out" ;;
   execd) : >"$out" ;;  # what Callgrind leaves for a shell that exec'd outside Valgrind
+  # The map and a jitdump whose writer was cut off after $FAKE_DUMP_BYTES bytes.
+  cutdump) zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out"
+    cp "$FAKE_DATA/perf-24022.map" "/tmp/perf-$$.map"
+    head -c "$FAKE_DUMP_BYTES" "$FAKE_DATA/jit-24022.dump" >"jit-$$.dump" ;;
+  # Valgrind itself dies (exit 1): Callgrind created the profile at start and never wrote it;
+  # the report goes where --log-fd says (m_libcassert.c's text).
+  vgfail) : >"$out"
+    log=2
+    for a; do case $a in --log-fd=*) log=${a#*=} ;; esac; done
+    printf '\nvalgrind: m_scheduler/scheduler.c:1556 (vgPlain_scheduler): Assertion %s failed.\n\nhost stacktrace:\n==%s==    at 0x58046F4A: show_sb_backtrace (m_libcassert.c:406)\n' \
+      "'tst->os_state.lwpid == VG_(gettid)()'" $$ >&"$log"
+    exit 1 ;;
   term) trap 'zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out"; exit 143' TERM
     touch "$FAKE_DIR/ready"
     sleep 60 & wait ;;
@@ -79,7 +91,9 @@ record() { expect_exit "$1" "$CG_INJECT" record --valgrind "$fake" "${@:2}"; }
 valgrind_args() {
   grep -q -- '^--callgrind-out-file=.*/\.cg-inject-record\.[0-9]*\.[A-Za-z0-9]\{6\}/callgrind\.out\.%p$' "$scratch/args" ||
     echo "(not in a recording directory of its own)"
-  tr '\n' ' ' <"$scratch/args" | sed -E 's|/\.cg-inject-record\.[0-9]+\.[A-Za-z0-9]{6}/|/|'
+  # The pipe record reads Valgrind's messages from gets whatever descriptor is free.
+  sed 's/^--log-fd=[0-9][0-9]*$/--log-fd=N/' "$scratch/args" | tr '\n' ' ' |
+    sed -E 's|/\.cg-inject-record\.[0-9]+\.[A-Za-z0-9]{6}/|/|'
 }
 pid_of() { ls "$1" | sed -n 's/^callgrind\.out\.\([0-9]*\)$/\1/p'; }
 
@@ -92,7 +106,7 @@ FAKE_MODE=jit FAKE_EXIT=5 record 5 -o out -- --separate-threads=no -- node app.j
   done
   [[ ! -e /tmp/perf-$pid.map && ! -e jit-$pid.dump ]] || fail "sources not moved"
   expected="--tool=callgrind --dump-instr=yes --callgrind-out-file=$work/out/callgrind.out.%p"
-  expected+=" --fair-sched=yes --separate-threads=no node app.js --x"
+  expected+=" --log-fd=N --fair-sched=yes --separate-threads=no node app.js --x"
   [[ $(valgrind_args) == "$expected " ]] || fail "valgrind arguments: $(valgrind_args)"
   grep -qx 'NODE_OPTIONS=--perf-prof --perf-basic-prof' "$scratch/env" || fail "NODE_OPTIONS"
   grep -qx 'PYTHONPERFSUPPORT=1' "$scratch/env" || fail "PYTHONPERFSUPPORT"
@@ -178,7 +192,7 @@ FAKE_MODE=twin record 0 -o php-off --no-runtime-env=php,erlang,mono -- php a.php
 # A runtime's Valgrind options come before the user's (which win): HotSpot's SIGSEGVs.
 FAKE_MODE=twin record 0 -o java -- --smc-check=all -- java -cp . Work && {
   expected="--tool=callgrind --dump-instr=yes --callgrind-out-file=$work/java/callgrind.out.%p"
-  expected+=" --vex-iropt-register-updates=allregs-at-mem-access --smc-check=all java -cp . Work"
+  expected+=" --log-fd=N --vex-iropt-register-updates=allregs-at-mem-access --smc-check=all java -cp . Work"
   [[ $(valgrind_args) == "$expected " ]] || fail "java's valgrind arguments: $(valgrind_args)"
 }
 
@@ -211,6 +225,45 @@ FAKE_MODE=execd record 1 -o execd -- --trace-children=no -- ./launch.sh && {
     fail "no hint to follow the exec: $(cat "$scratch/err")"
   ! ls execd/*.jit >/dev/null 2>&1 || fail "an empty profile was injected: $(ls execd)"
 }
+
+# Valgrind dies (an assertion, exit 1) in a followed launcher script: record says Valgrind
+# failed, with its report's first line, not that the exec'd program is left out (issue 33 item
+# 9); Valgrind's own messages still reach stderr. A user's own --log-file keeps its place.
+FAKE_MODE=vgfail record 1 -o vgfail -- ./launch.sh app.js && {
+  grep -q "^cg-inject: valgrind failed (exit status 1): valgrind: m_scheduler/scheduler.c:1556 (vgPlain_scheduler): Assertion 'tst->os_state.lwpid == VG_(gettid)()' failed.$" "$scratch/err" ||
+    fail "valgrind's failure is not named: $(cat "$scratch/err")"
+  grep -q "^cg-inject: pid [0-9]* (./launch.sh) left an empty profile: valgrind failed$" "$scratch/err" ||
+    fail "the empty profile is not put down to valgrind: $(cat "$scratch/err")"
+  ! grep -q "trace-children-skip leaves out\|exec'd a program" "$scratch/err" ||
+    fail "an exec is blamed for valgrind's failure: $(cat "$scratch/err")"
+  grep -q "^host stacktrace:$" "$scratch/err" || fail "valgrind's report was not passed on: $(cat "$scratch/err")"
+}
+FAKE_MODE=vgfail record 1 -o vgfail-log -- --log-file=/dev/stderr -- ./x && {
+  ! grep -q -- '^--log-fd=' "$scratch/args" || fail "--log-fd given beside the user's --log-file"
+}
+
+# A signal ended the program (status 130) and its runtime left a perf map and a jitdump: the
+# jitdump when it is complete, or when cut off in its last record it still has every code record
+# the map has (BEAM's dump after SIGINT: as many loads as map entries); the map when the cut dump
+# lost code (issue 33 item 8). The test JIT's dump: 10 loads and a move, then a 16-byte CLOSE;
+# its map: 11 entries.
+dump_size=$(stat -c %s "$data/jit-24022.dump")
+for cut in "$dump_size jitdump complete" "$((dump_size - 4)) jitdump describes-as-much" \
+           "$((dump_size - 40)) perf-map describes-less"; do
+  read -r bytes want what <<<"$cut"
+  FAKE_MODE=cutdump FAKE_DUMP_BYTES=$bytes FAKE_EXIT=130 record 130 -o "cut-$what" -- node app.js && {
+    pid=$(pid_of "cut-$what")
+    if [[ $want == jitdump ]]; then
+      grep -q "^cg-inject: using jitdump cut-$what/jit-$pid.dump" "$scratch/err" ||
+        fail "$what: the jitdump is not used: $(cat "$scratch/err")"
+    else
+      grep -q "^cg-inject: using perf map cut-$what/perf-$pid.map" "$scratch/err" ||
+        fail "$what: the perf map is not used: $(cat "$scratch/err")"
+    fi
+  }
+done
+grep -q "^cg-inject: pid [0-9]*: using the perf map: the jitdump ends inside a record and describes less (10 code records; the perf map 11 entries)$" "$scratch/err" ||
+  fail "no reason given for the perf map: $(cat "$scratch/err")"
 
 # PROGRAM missing or not executable: the shell's 127 and 126, said by record, Valgrind not run.
 rm -f "$scratch/args"

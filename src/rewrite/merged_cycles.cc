@@ -1,0 +1,141 @@
+// The injector's side of issue 33 item 7 (rewrite/cycle_guard.h): which pieces of merged JIT
+// functions made call cycles the input did not have. Each part's pieces are the input functions
+// (the JIT ones become their code version's function, the others stay themselves) and the code
+// that blocks ran of other functions; their calls are the input's edges (call_overflow_, whose
+// ids these are), the calls made from such code, and a call from each block into the code of
+// others it ran. A pass only finds the pieces: its output has already merged them, so the caller
+// reads the input again with them in InjectOptions::kept_apart, and the next pass keeps them
+// apart (block_rewriter.cc). Keeping some apart can leave others nested that were not (a
+// function's first piece may have been among those kept apart), so a pass finds what is left
+// too; the caller stops after a few passes.
+#include <string>
+#include <unordered_map>
+
+#include "cg_inject/symbols.h"
+#include "rewrite/injector_impl.h"
+
+namespace cg_inject {
+
+std::string Injector::Impl::PartKey(uint32_t name) const {
+  std::string key = std::to_string(part_index_);
+  key += ':';
+  key += names_.Text(name);
+  return key;
+}
+
+void Injector::Impl::NoteRanByOther(int owner, uint64_t addr, const CodeVersion* version) {
+  const uint32_t block = BlockNode();
+  auto [it, inserted] = ran_by_other_index_.try_emplace(uint64_t{block} << 32 | uint32_t(owner),
+                                                        uint32_t(ran_by_other_.size()));
+  if (inserted) ran_by_other_.push_back({block, owner, UINT64_MAX});
+  RanByOther& r = ran_by_other_[it->second];
+  const uint64_t offset =
+      version != nullptr && addr >= version->start() ? addr - version->start() : 0;
+  if (offset < r.offset) r.offset = offset;
+}
+
+void Injector::Impl::NoteRanByOtherCall(int owner, const FunctionKey& target) {
+  auto it = ran_by_other_index_.find(uint64_t{BlockNode()} << 32 | uint32_t(owner));
+  if (it != ran_by_other_index_.end()) ran_by_other_calls_.insert({it->second, target});
+}
+
+bool Injector::Impl::KeptInBlock(int owner) {
+  for (const auto& [o, kept] : kept_in_block_cache_)
+    if (o == owner) return kept;
+  std::string key = PartKey(In(block_.function).key.function);
+  key += '\x1f';
+  key += names_.Text(out_[owner].key.function);
+  const bool kept = options_.kept_apart.ran_by_other.count(key) != 0;
+  if (kept) applied_ran_by_other_.insert(std::move(key));
+  kept_in_block_cache_.push_back({owner, kept});
+  return kept;
+}
+
+void Injector::Impl::CheckMergedCycles() {
+  // Only a function of two or more pieces can be split: most parts have none (a sound call
+  // graph enters a function at its entry), and then nothing else is looked at.
+  std::unordered_map<int, uint32_t> pieces_per_output;
+  for (size_t f = 0; f < in_.size(); ++f) {
+    const InFunction& fn = in_[int(f)];
+    if (fn.jit && fn.resolved && fn.identity >= 0) ++pieces_per_output[fn.identity];
+  }
+  for (const RanByOther& r : ran_by_other_) ++pieces_per_output[r.owner];
+  bool merged = false;
+  for (const auto& [output, count] : pieces_per_output) merged |= count >= 2;
+  if (!merged) return;
+  auto output_of = [&](int identity) {
+    auto it = pieces_per_output.find(identity);
+    return it != pieces_per_output.end() && it->second >= 2 ? uint32_t(identity)
+                                                            : CycleGuard::kAlone;
+  };
+
+  CycleGuard guard;
+  // Pieces by call_overflow_ node: JIT input functions by InFunction index, the others by their
+  // in_acc_ index (a JIT function called before its block, or without one, has one too).
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> jit_piece(in_.size(), kNone);
+  std::vector<uint32_t> acc_piece(in_acc_.functions().size(), kNone);
+  std::vector<uint32_t> piece_node;  // piece -> node (pieces of code ran by others: kNone)
+  auto add = [&](uint32_t node, uint32_t output, uint64_t offset) {
+    piece_node.push_back(node);
+    return guard.AddPiece(output, offset);
+  };
+  auto jit_node_piece = [&](int f) {
+    uint32_t& piece = jit_piece[size_t(f)];
+    if (piece != kNone) return piece;
+    const InFunction& fn = in_[f];
+    const bool resolved = fn.jit && fn.resolved && fn.identity >= 0 && fn.version != nullptr;
+    piece = add(uint32_t(f) | kJitNode, resolved ? output_of(fn.identity) : CycleGuard::kAlone,
+                resolved ? fn.entry - fn.version->start() : 0);
+    return piece;
+  };
+  auto piece_of = [&](uint32_t node) -> uint32_t {
+    if (node & kJitNode) return jit_node_piece(int(node & ~kJitNode));
+    if (node >= acc_piece.size()) return add(node, CycleGuard::kAlone, 0);
+    uint32_t& piece = acc_piece[node];
+    if (piece != kNone) return piece;
+    if (int f = in_.Find(in_acc_.functions()[node].key); f >= 0) return piece = jit_node_piece(f);
+    return piece = add(node, CycleGuard::kAlone, 0);
+  };
+  auto piece_of_key = [&](const FunctionKey& key) -> uint32_t {
+    if (int f = in_.Find(key); f >= 0) return jit_node_piece(f);
+    if (const uint32_t* i = in_acc_.IndexOf(key)) return piece_of(*i);
+    return kNone;
+  };
+  call_overflow_.ForEachEdge(
+      [&](uint32_t caller, uint32_t callee) { guard.AddCall(piece_of(caller), piece_of(callee)); });
+  std::vector<uint32_t> ran_piece(ran_by_other_.size());
+  for (size_t i = 0; i < ran_by_other_.size(); ++i) {
+    const RanByOther& r = ran_by_other_[i];
+    piece_node.push_back(kNone);
+    ran_piece[i] = guard.AddPiece(output_of(r.owner), r.offset == UINT64_MAX ? 0 : r.offset,
+                                  /*ran_by_other=*/true);
+    guard.AddCall(piece_of(r.block_node), ran_piece[i]);
+  }
+  for (const RanByOtherCall& c : ran_by_other_calls_) {
+    uint32_t target = piece_of_key(c.target);
+    if (target != kNone) guard.AddCall(ran_piece[c.ran], target);
+  }
+
+  std::vector<uint32_t> apart = guard.PiecesToKeepApart();
+  // What this pass could not keep apart any more (its output has them merged).
+  stats_.new_cycles_left += int64_t(apart.size());
+  auto node_name = [&](uint32_t node) {
+    return node & kJitNode ? in_[int(node & ~kJitNode)].key.function
+                           : in_acc_.functions()[node].key.function;
+  };
+  size_t ran_index = 0;  // both ascending: a two-pointer walk
+  for (uint32_t piece : apart) {
+    if (piece_node[piece] != kNone) {
+      found_apart_.blocks.insert(PartKey(node_name(piece_node[piece])));
+      continue;
+    }
+    while (ran_index < ran_piece.size() && ran_piece[ran_index] != piece) ++ran_index;
+    if (ran_index == ran_piece.size()) continue;
+    const RanByOther& r = ran_by_other_[ran_index];
+    found_apart_.ran_by_other.insert(PartKey(node_name(r.block_node)) + '\x1f' +
+                                     std::string(names_.Text(out_[r.owner].key.function)));
+  }
+}
+
+}  // namespace cg_inject
