@@ -3,13 +3,15 @@
 
 #include "cg_inject/symbols.h"
 #include "resolve/name_table.h"
+#include "rewrite/object_code.h"
 #include "rewrite/version_lines.h"
 
 namespace cg_inject {
 
 OutputFunctions::OutputFunctions(const SymbolIndex& index,
-                                 std::span<const std::string> version_objects, NameTable* names)
-    : symbols_(index), version_objects_(version_objects), names_(names) {
+                                 std::span<const std::string> version_objects, NameTable* names,
+                                 const ObjectCode* objects)
+    : symbols_(index), version_objects_(version_objects), names_(names), objects_(objects) {
   // Two passes over the versions, 8 bytes each instead of 24 (resolve/definition_names.h).
   definition_names_.Build(index.size(), [&](size_t i) { return SiteOf(index.version(i)); });
 }
@@ -42,7 +44,7 @@ DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
   // tier of one definition.
   uint32_t line =
       version.definition_line() != 0 ? version.definition_line() : version.source_line();
-  return {object, file, function, line, version.definition_column()};
+  return {object, file, function, line, version.definition_column(), version.definition_tag()};
 }
 
 int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
@@ -60,10 +62,17 @@ int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
   std::string function = site.name.empty() ? "jit@" + std::to_string(version->start())
                                            : definition_names_.NameOf(site);
   if (suffix) function += names_->Text(suffix);
-  FunctionKey key{names_->Intern(site.object).id, names_->Intern(site.file).id,
-                  names_->Intern(function).id};
+  // Code in a shifted object (V8's builtins in Deno's stripped binary) is that object's: named
+  // by the source, written under the object at its ELF addresses, so KCachegrind's machine code
+  // view disassembles the object there.
+  uint32_t object = 0;
+  uint64_t rebase = 0;
+  if (objects_ == nullptr || !objects_->InShiftedObject(version->start(), &object, &rebase))
+    object = names_->Intern(site.object).id;
+  FunctionKey key{object, names_->Intern(site.file).id, names_->Intern(function).id};
   // Neither cache grew since `cached` was taken: For and the name table touch neither.
   int out = For(key, /*jit=*/true);
+  functions_[size_t(out)].rebase = rebase;
   *cached = uint32_t(out) + 1;
   return out;
 }
