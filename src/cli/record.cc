@@ -477,7 +477,8 @@ void ReportIncompleteBunDump(const ProcessTask& task, const RecordOptions& optio
                "before that thread had written it all (%s)\n",
                static_cast<unsigned long long>(task.process.pid), task.program.c_str(),
                share * 100.0, held.c_str());
-  std::fprintf(err, "cg-inject:   %s; keep the program alive a few seconds at its end (`await "
+  std::fprintf(err,
+               "cg-inject:   %s; keep the program alive a few seconds at its end (`await "
                "Bun.sleep(3000)`) and record again\n",
                waited ? "record's wait at exit (BUN_OPTIONS=--preload) did not see it finish: "
                         "the process was killed, or exited without running 'exit' handlers"
@@ -496,7 +497,8 @@ bool ReportResult(const ProcessTask& task, const RecordOptions& options,
     if (options.verbosity > 0)
       std::fprintf(err, "cg-inject: pid %llu: wrote%s\n", pid, outputs.c_str());
     const RuntimeSwitch* runtime = LookupRuntimeForProgram(task.program);
-    if (runtime != nullptr && runtime->runtime == "bun") ReportIncompleteBunDump(task, options, err);
+    if (runtime != nullptr && runtime->runtime == "bun")
+      ReportIncompleteBunDump(task, options, err);
     return true;
   }
   double share = UnnamedShare(task, err);
@@ -565,8 +567,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
   argv.insert(argv.end(), options.valgrind_args.begin(), options.valgrind_args.end());
   std::vector<std::string> program = PlanProgramArgs(options.program, options.runtimes);
   argv.insert(argv.end(), program.begin(), program.end());
-  const std::vector<std::pair<std::string, std::string>> dir_files =
-      PlanDirFiles(options.runtimes);
+  const std::vector<std::pair<std::string, std::string>> dir_files = PlanDirFiles(options.runtimes);
   // Bun's jitdumps go into record's directory, so it is made for Bun even without files.
   RecordDirectory record_dir(env.roots.tmp_dir,
                              !dir_files.empty() || options.runtimes.Enabled("bun"), dir_files, err);

@@ -140,9 +140,10 @@ ParsedRecordCommandLine ParseRecordCommandLine(const std::vector<std::string_vie
       o.runtimes.all_off = true;
     } else if (arg.starts_with("--no-runtime-env=")) {
       if (std::string bad = AddRuntimeList(arg.substr(17), &o.runtimes); !bad.empty())
-        return fail("--no-runtime-env: unknown runtime '" + bad +
-                    "' (node, deno, bun, java, python, dotnet, moarvm, julia, wasmtime, php, erlang, "
-                    "mono)");
+        return fail(
+            "--no-runtime-env: unknown runtime '" + bad +
+            "' (node, deno, bun, java, python, dotnet, moarvm, julia, wasmtime, php, erlang, "
+            "mono)");
     } else if (arg == "--clean") {
       o.clean = true;
     } else if (arg == "--no-stats") {

@@ -37,7 +37,8 @@ constexpr std::string_view kDenoV8Flags =
 // thunks only (26 of 117 records; 67% of the run unnamed). No JSC option waits for the writer, so
 // record has Bun preload this script: at exit it waits until the dump has not grown for a second
 // (at most a minute), which lets the writer thread finish.
-constexpr std::string_view kBunExitWait = R"(// Written by cg-inject record, preloaded through BUN_OPTIONS.
+constexpr std::string_view kBunExitWait =
+    R"(// Written by cg-inject record, preloaded through BUN_OPTIONS.
 // JavaScriptCore writes its jitdump on a thread of its own and Bun exits without waiting for it:
 // at exit, wait until the dump has not grown for a second (at most a minute).
 "use strict";

@@ -25,7 +25,7 @@ struct RuntimeSwitch {
   // The variable's value; kDirPlaceholder in it stands for record's own directory (the entry is
   // left out when there is none).
   std::string_view value{};
-  bool append = false;            // option-list variable: appended to the user's value
+  bool append = false;              // option-list variable: appended to the user's value
   std::string_view program_flag{};  // inserted after the program (and its subcommand), if any
   std::string_view programs{};      // program basenames that are this runtime, space-separated
   std::string_view writes{};        // where the runtime writes its files (PID = its pid)

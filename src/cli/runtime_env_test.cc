@@ -10,14 +10,15 @@ using Env = std::vector<std::string>;
 TEST(RuntimeEnvTest, SetsEverySwitchInAnEmptyEnvironment) {
   std::vector<std::string> changes;
   Env env = PlanRuntimeEnv({"PATH=/bin"}, {}, "/tmp/ini", &changes);
-  EXPECT_EQ(env, (Env{"PATH=/bin", "NODE_OPTIONS=--perf-prof --perf-basic-prof",
-                      "DENO_V8_FLAGS=--perf-basic-prof,--perf-prof,--interpreted-frames-native-stack", "BUN_JSC_useJITDump=1",
-                      "BUN_JSC_jitDumpDirectory=/tmp/ini",
-                      "BUN_OPTIONS=--preload=/tmp/ini/cg-inject-bun-exit.js",
-                      "JAVA_TOOL_OPTIONS=-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
-                      "PYTHONPERFSUPPORT=1", "DOTNET_PerfMapEnabled=1", "MVM_JIT_PERF_MAP=1",
-                      "ENABLE_JITPROFILING=1", "PHP_INI_SCAN_DIR=:/tmp/ini",
-                      "ERL_FLAGS=+JPperf true", "MONO_ENV_OPTIONS=--jitmap"}));
+  EXPECT_EQ(env,
+            (Env{"PATH=/bin", "NODE_OPTIONS=--perf-prof --perf-basic-prof",
+                 "DENO_V8_FLAGS=--perf-basic-prof,--perf-prof,--interpreted-frames-native-stack",
+                 "BUN_JSC_useJITDump=1", "BUN_JSC_jitDumpDirectory=/tmp/ini",
+                 "BUN_OPTIONS=--preload=/tmp/ini/cg-inject-bun-exit.js",
+                 "JAVA_TOOL_OPTIONS=-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
+                 "PYTHONPERFSUPPORT=1", "DOTNET_PerfMapEnabled=1", "MVM_JIT_PERF_MAP=1",
+                 "ENABLE_JITPROFILING=1", "PHP_INI_SCAN_DIR=:/tmp/ini", "ERL_FLAGS=+JPperf true",
+                 "MONO_ENV_OPTIONS=--jitmap"}));
   EXPECT_EQ(changes.size(), 13u);
 }
 
@@ -43,7 +44,7 @@ TEST(RuntimeEnvTest, SwitchesOff) {
   EXPECT_EQ(PlanRuntimeEnv({"A=1"}, none, "/tmp/ini", nullptr), Env{"A=1"});
   EXPECT_EQ(PlanIniText(none), "");
   RuntimeSelection some;
-  some.disabled = {"node", "deno", "bun",    "java",   "python",
+  some.disabled = {"node",   "deno",   "bun", "java",   "python",
                    "dotnet", "moarvm", "php", "erlang", "mono"};
   EXPECT_EQ(PlanRuntimeEnv({}, some, "/tmp/ini", nullptr), Env{"ENABLE_JITPROFILING=1"});
   EXPECT_EQ(PlanIniText(some), "");
@@ -71,7 +72,8 @@ TEST(RuntimeEnvTest, PhpGetsAnIniDirectoryThatKeepsTheDefaultOne) {
 TEST(RuntimeEnvTest, DenoFlagsAreAppendedWithACommaAndBunGetsItsDirectory) {
   Env env = PlanRuntimeEnv({"DENO_V8_FLAGS=--max-old-space-size=100", "BUN_OPTIONS=--smol"}, {},
                            "/tmp/rec", nullptr);
-  EXPECT_EQ(env[0], "DENO_V8_FLAGS=--max-old-space-size=100,--perf-basic-prof,--perf-prof,"
+  EXPECT_EQ(env[0],
+            "DENO_V8_FLAGS=--max-old-space-size=100,--perf-basic-prof,--perf-prof,"
             "--interpreted-frames-native-stack");
   EXPECT_EQ(env[1], "BUN_OPTIONS=--smol --preload=/tmp/rec/cg-inject-bun-exit.js");
   EXPECT_EQ(std::count(env.begin(), env.end(), "BUN_JSC_jitDumpDirectory=/tmp/rec"), 1);

@@ -70,7 +70,7 @@ TEST(DefinitionNamesTest, TiersAndVersionsOfOneDefinitionShareItsName) {
 TEST(DefinitionNamesTest, V8FifteenTiersOfOneDefinitionShareItsName) {
   // Deno 2.9's map (tests/data/deno): OSR's `o` and context specialization's `'` are tiers too.
   const char* lines[] = {
-      "JS:~sumTo file:///d/prog.js:5:15", "JS:^sumTo file:///d/prog.js:5:15",
+      "JS:~sumTo file:///d/prog.js:5:15",  "JS:^sumTo file:///d/prog.js:5:15",
       "JS:o+sumTo file:///d/prog.js:5:15", "JS:o*sumTo file:///d/prog.js:5:15",
       "JS:*'sumTo file:///d/prog.js:5:15", "JS:+'fib file:///d/prog.js:2:13",
   };
@@ -91,8 +91,8 @@ TEST(DefinitionNamesTest, JscTiersShareOneNameAndHashesTellTwoFunctionsApart) {
   // Bun's jitdump (tests/data/bun): fib in three tiers is one function named fib; two functions
   // named run (two hashes) are run#A1b2C3 and run#D4e5F6; two anonymous ones likewise.
   const char* lines[] = {
-      "JSC-Baseline: fib#EoE7sP", "JSC-DFG: fib#EoE7sP",    "JSC-FTL: fib#EoE7sP",
-      "JSC-Baseline: run#A1b2C3", "JSC-DFG: run#D4e5F6",    "JSC-Baseline: #Zz9Yy8",
+      "JSC-Baseline: fib#EoE7sP", "JSC-DFG: fib#EoE7sP", "JSC-FTL: fib#EoE7sP",
+      "JSC-Baseline: run#A1b2C3", "JSC-DFG: run#D4e5F6", "JSC-Baseline: #Zz9Yy8",
       "JSC-DFG: #Xx7Ww6",         "JSC-FTL: run#A1b2C3",
   };
   constexpr size_t kCount = std::size(lines);

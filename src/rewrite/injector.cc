@@ -428,8 +428,9 @@ void Injector::Impl::OnCall(const CallRecord& in_call) {
   objects_.NoteObject(target.object);
   // A call from a shifted block, or into a shifted function, reads its addresses as the
   // runtime ones (ShiftedKey); the target goes under the name it is read as.
-  const Position source =
-      cur_shift_object_ != 0 && mode_ != Mode::kNone ? ReadPosition(in_call.source) : in_call.source;
+  const Position source = cur_shift_object_ != 0 && mode_ != Mode::kNone
+                              ? ReadPosition(in_call.source)
+                              : in_call.source;
   const bool source_shift = source != in_call.source;
   const uint64_t target_shift = ShiftedKey(&target);
   CallRecord shifted;

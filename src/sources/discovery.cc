@@ -119,7 +119,8 @@ std::vector<SourceSpec> DiscoverSources(uint64_t pid, const DiscoveryRoots& root
   }
   auto add_jsc = [&](const std::string& dir, bool temporary) {
     for (const std::string& name : NamesSorted(dir)) {
-      if (IsJscDumpName(name, id, temporary)) collector.TryAdd(Join(dir, name), SourceKind::kJitdump);
+      if (IsJscDumpName(name, id, temporary))
+        collector.TryAdd(Join(dir, name), SourceKind::kJitdump);
     }
   };
   add_jsc(roots.cwd, false);

@@ -105,16 +105,16 @@ TEST(DiscoveryTest, FindsJitdumpsByTheirHeadersPid) {
     std::ofstream(root.path() / name, std::ios::binary) << bytes;
   };
   write("jit-1-4525.dump", 0x4A695444, 4525, 40);
-  write("jit-2-9.dump", 0x4A695444, 4525, 40);                // another name, this pid
-  write("jit-3-4525.dump", 0x4A695444, 4526, 40);             // this name, another pid
+  write("jit-2-9.dump", 0x4A695444, 4525, 40);                   // another name, this pid
+  write("jit-3-4525.dump", 0x4A695444, 4526, 40);                // this name, another pid
   write("jit-4.dump", 0x4454694A, __builtin_bswap32(4525), 40);  // the other byte order
-  write("jit-5.dump", 0x12345678, 4525, 40);                  // no jitdump
-  write("jit-6.dump", 0x4A695444, 4525, 20);                  // cut inside the header
-  write("perf-4525.map", 0x4A695444, 4525, 40);               // not named jit-*
+  write("jit-5.dump", 0x12345678, 4525, 40);                     // no jitdump
+  write("jit-6.dump", 0x4A695444, 4525, 20);                     // cut inside the header
+  write("perf-4525.map", 0x4A695444, 4525, 40);                  // not named jit-*
   const std::string r = root.path().string();
-  EXPECT_THAT(FindJitdumpsOfProcess(r, 4525),
-              ::testing::ElementsAre(r + "/jit-1-4525.dump", r + "/jit-2-9.dump",
-                                     r + "/jit-4.dump"));
+  EXPECT_THAT(
+      FindJitdumpsOfProcess(r, 4525),
+      ::testing::ElementsAre(r + "/jit-1-4525.dump", r + "/jit-2-9.dump", r + "/jit-4.dump"));
   EXPECT_THAT(FindJitdumpsOfProcess(r + "/missing", 4525), ::testing::IsEmpty());
 }
 

@@ -394,7 +394,8 @@ TEST_F(JitdumpTest, FileUrlsInLineTablesArePaths) {
   JitdumpBuilder b;
   b.Header()
       .DebugInfo(1, kCode,
-                 {{kCode, 2, 0, "file:///w/prog.js"}, {kCode + 4, 3, 0, "file:///w/a%20b.js"},
+                 {{kCode, 2, 0, "file:///w/prog.js"},
+                  {kCode + 4, 3, 0, "file:///w/a%20b.js"},
                   {kCode + 6, 4, 0, "ext:core/01_core.js"}})
       .CodeLoad(2, kCode, std::string(8, '\x90'), "JS:*'fib file:///w/prog.js:2:13", 5);
   Read(b.bytes());

@@ -79,8 +79,8 @@ CodeVersion* VersionStore::Append(size_t i, const CodeVersionSpec& spec, uint32_
   size_t head = raw.size();
   if (!side && v->file_ != 0 && !spec.function_name.empty()) {
     // Deno's `JS:*f file:///app/f.js:3:1` names the path `/app/f.js`: the URL is rebuilt.
-    for (uint8_t kind : {CodeVersion::kSuffixSpace, CodeVersion::kSuffixColon,
-                         CodeVersion::kSuffixFileUrl}) {
+    for (uint8_t kind :
+         {CodeVersion::kSuffixSpace, CodeVersion::kSuffixColon, CodeVersion::kSuffixFileUrl}) {
       suffix_.clear();
       AppendSuffix(&suffix_, kind, spec.source_file, spec.definition_line, spec.definition_column);
       if (raw.size() > suffix_.size() && raw.ends_with(suffix_)) {
