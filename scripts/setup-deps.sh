@@ -24,6 +24,9 @@ packages=(
 )
 # ... and Node: Debian's nodejs only when no node is installed (NodeSource's node 20 may be).
 command -v node >/dev/null || packages+=(nodejs)
+# npm installs Deno and Bun for the `record` e2e tests (scripts/js-runtimes.sh); NodeSource's
+# node brings its own.
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -38,3 +41,6 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
 fi
+
+# Deno and Bun (npm packages, pinned; a few seconds when present).
+bash "$(dirname "$0")/js-runtimes.sh" install

@@ -59,6 +59,9 @@ struct CodeVersionSpec {
   /// the name does not say. Unlike source_line, a line table never changes it, so every version
   /// and tier of one definition agrees on it.
   uint32_t definition_line = 0, definition_column = 0;
+  /// What tells apart definitions of one name where the name has no position (JavaScriptCore's
+  /// `#hash`, NameLocation::definition_tag): a view into raw_name that ends it, or empty.
+  std::string_view definition_tag;
   uint32_t source = 0;            // index into SymbolIndex::sources()
   uint64_t timestamp = 0;         // jitdump record timestamp; 0 for perf maps
   uint64_t code_index = 0;        // jitdump code_index; 0 for perf maps
@@ -97,6 +100,8 @@ class CodeVersion {
   uint32_t source_line() const;
   uint32_t definition_line() const { return line_; }
   uint32_t definition_column() const;
+  /// CodeVersionSpec::definition_tag (the stored name's end), or empty.
+  std::string_view definition_tag() const;
   uint32_t source() const { return source_; }
   uint32_t function_id() const { return function_id_; }
   /// Position in the index's load order (see SymbolIndex); SymbolIndex::version(load_order())
@@ -130,6 +135,9 @@ class CodeVersion {
   static constexpr uint8_t kSuffixMask = 12;       // how the raw name continues after name_
   static constexpr uint8_t kSuffixSpace = 4;       //   ` FILE:LINE[:COLUMN]`
   static constexpr uint8_t kSuffixColon = 8;       //   `:FILE[:LINE[:COLUMN]]`
+  static constexpr uint8_t kSuffixFileUrl = 12;    //   ` file://FILE:LINE[:COLUMN]` (Deno)
+  static constexpr uint8_t kHasTag = 16;  // the stored name ends with its definition tag, which
+                                          // starts at its last '#'
 
   CodeVersion() = default;
   uint64_t SideSize() const;

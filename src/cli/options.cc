@@ -31,9 +31,11 @@ Input and output:
 Symbol sources:
       --perf-map FILE   Read a perf map (START SIZE name per line). Repeatable.
       --jitdump FILE    Read a jitdump (perf's binary JIT description). Repeatable.
-      --jit-dir DIR     Also look in DIR for perf-PID.map and jit-PID.dump. Repeatable.
+      --jit-dir DIR     Also look in DIR for perf-PID.map and jit-PID.dump (and JavaScriptCore's
+                        jit-TID-PID.dump). Repeatable.
       --no-discover     Do not look for sources by the profile's pid (/tmp/perf-PID.map,
-                        ./jit-PID.dump, /tmp/jit-PID.dump, ~/.debug/jit/*/jit-PID.dump).
+                        ./jit-PID.dump, /tmp/jit-PID.dump, ~/.debug/jit/*/jit-PID.dump, and
+                        JavaScriptCore's jit-TID-PID.dump in . and /tmp, /tmp/jit-TID-PID-XXXXXX).
 
 Machine code (KCachegrind's "Machine Code" tab, objdump, addr2line):
       --elf-dir DIR     Write the ELF images of the JIT code (jitdump CODE_LOAD records, MoarVM

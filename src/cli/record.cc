@@ -126,47 +126,64 @@ std::string LookupEnv(const std::vector<std::string>& environ, const std::string
   return fallback;
 }
 
-/// A directory of record's own holding the runtimes' ini file (PHP), removed when the run is
-/// over: the runtime reads it at startup.
-class IniDirectory {
+/// A directory of record's own, removed when the run is over: the files runtimes read at startup
+/// (PHP's ini file, Bun's preload script) and the jitdumps Bun writes there (claimed by their
+/// processes, moved beside their profiles, before it is removed).
+class RecordDirectory {
  public:
-  /// Creates DIR/cg-inject-ini.XXXXXX with `text` in kIniFileName; path() is empty on failure
-  /// (a message went to `err`).
-  IniDirectory(const std::string& tmp_dir, const std::string& text, std::FILE* err) {
-    if (text.empty()) return;
-    std::string pattern = Join(tmp_dir, "cg-inject-ini.XXXXXX");
+  /// Creates DIR/cg-inject-run.XXXXXX with `files` (name, text) in it when `wanted`; path() is
+  /// empty otherwise or on failure (a message went to `err`).
+  RecordDirectory(const std::string& tmp_dir, bool wanted,
+                  const std::vector<std::pair<std::string, std::string>>& files, std::FILE* err)
+      : err_(err) {
+    if (!wanted) return;
+    std::string pattern = Join(tmp_dir, "cg-inject-run.XXXXXX");
     if (::mkdtemp(pattern.data()) == nullptr) {
-      std::fprintf(err, "cg-inject: cannot create a directory in %s: %s; PHP gets no switch\n",
+      std::fprintf(err,
+                   "cg-inject: cannot create a directory in %s: %s; PHP and Bun get no switch\n",
                    tmp_dir.c_str(), std::strerror(errno));
       return;
     }
-    std::string file = Join(pattern, kIniFileName);
-    std::FILE* f = std::fopen(file.c_str(), "w");
-    bool ok = f != nullptr && std::fputs(text.c_str(), f) >= 0;
-    if (f != nullptr && std::fclose(f) != 0) ok = false;
-    if (!ok) {
-      std::fprintf(err, "cg-inject: cannot write %s: %s; PHP gets no switch\n", file.c_str(),
-                   std::strerror(errno));
-      ::unlink(file.c_str());
-      ::rmdir(pattern.c_str());
-      return;
-    }
     path_ = pattern;
+    for (const auto& [name, text] : files) {
+      std::string file = Join(path_, name);
+      std::FILE* f = std::fopen(file.c_str(), "w");
+      bool ok = f != nullptr && std::fputs(text.c_str(), f) >= 0;
+      if (f != nullptr && std::fclose(f) != 0) ok = false;
+      written_.push_back(file);
+      if (!ok) {
+        std::fprintf(err, "cg-inject: cannot write %s: %s; PHP and Bun get no switch\n",
+                     file.c_str(), std::strerror(errno));
+        Remove();
+        return;
+      }
+    }
   }
-  ~IniDirectory() {
-    if (path_.empty()) return;
-    ::unlink(Join(path_, kIniFileName).c_str());
-    ::rmdir(path_.c_str());
-  }
-  IniDirectory(const IniDirectory&) = delete;
-  IniDirectory& operator=(const IniDirectory&) = delete;
+  ~RecordDirectory() { Remove(); }
+  RecordDirectory(const RecordDirectory&) = delete;
+  RecordDirectory& operator=(const RecordDirectory&) = delete;
   const std::string& path() const { return path_; }
 
  private:
   static std::string Join(const std::string& dir, const std::string& name) {
     return (std::filesystem::path(dir) / name).string();
   }
+  void Remove() {
+    if (path_.empty()) return;
+    for (const std::string& file : written_) ::unlink(file.c_str());
+    // What is left is a process's that left no profile (a jitdump of a Bun that exec'd outside
+    // Valgrind): kept, and said.
+    if (::rmdir(path_.c_str()) != 0 && errno == ENOTEMPTY) {
+      std::fprintf(err_,
+                   "cg-inject: note: %s holds files of processes that left no profile; left "
+                   "there\n",
+                   path_.c_str());
+    }
+    path_.clear();
+  }
+  std::FILE* err_;
   std::string path_;
+  std::vector<std::string> written_;
 };
 
 std::string Join(const std::string& dir, const std::string& name) {
@@ -232,12 +249,23 @@ int64_t FileClockNowNs() {
 /// the recording started is another process's that had the same pid (pids are reused: pid_max is
 /// 32768 on many systems, and runtimes leave /tmp/perf-PID.map behind): its names would be
 /// wrong, and it is not ours to move. 2 s of slack for file systems with coarse times.
+/// `dump_dirs` are the directories Bun was told to write its jitdumps into (record's own, or the
+/// user's BUN_JSC_jitDumpDirectory): a dump there is the process's whose pid its header has.
 std::vector<SourceSpec> CollectAndMoveSources(uint64_t pid, const DiscoveryRoots& roots,
+                                              const std::vector<std::string>& dump_dirs,
                                               const std::string& dir, int64_t started_ns,
                                               std::FILE* err) {
   constexpr int64_t kSlackNs = 2'000'000'000;
+  std::vector<SourceSpec> candidates = DiscoverSources(pid, roots);
+  for (const std::string& dump_dir : dump_dirs) {
+    for (std::string& path : FindJitdumpsOfProcess(dump_dir, pid)) {
+      bool known = std::any_of(candidates.begin(), candidates.end(),
+                               [&](const SourceSpec& s) { return s.path == path; });
+      if (!known) candidates.push_back({std::move(path), SourceKind::kJitdump, false});
+    }
+  }
   std::vector<SourceSpec> moved;
-  for (SourceSpec& found : DiscoverSources(pid, roots)) {
+  for (SourceSpec& found : candidates) {
     struct stat st;
     if (::stat(found.path.c_str(), &st) == 0 &&
         int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec < started_ns - kSlackNs) {
@@ -382,7 +410,8 @@ std::string ReadProgramName(const std::string& profile) {
 /// Explains a process that ran unnamed JIT code without leaving a symbol source. Returns the
 /// text (several lines).
 std::string ExplainMissingSources(const ProcessTask& task, const RecordOptions& options,
-                                  const RecordEnvironment& env, double share) {
+                                  const RecordEnvironment& env, const std::string& record_dir,
+                                  double share) {
   char head[256];
   std::snprintf(head, sizeof head,
                 "cg-inject: pid %llu (%s): %.2f%% of the cost ran in unnamed JIT code, but the "
@@ -400,16 +429,27 @@ std::string ExplainMissingSources(const ProcessTask& task, const RecordOptions& 
             " switch was turned off by --no-runtime-env\n";
   } else {
     std::string what;
-    if (runtime->variable.empty()) {
-      what = std::string(runtime->program_flag) + " was added to its arguments";
-    } else if (!runtime->ini_text.empty()) {
-      std::string settings(runtime->ini_text);
-      std::replace(settings.begin(), settings.end(), '\n', ' ');
-      while (settings.ends_with(' ')) settings.pop_back();
-      what = std::string(runtime->variable) + " listed an ini file with " + settings;
-    } else {
-      what = std::string(runtime->variable) + "=" + std::string(runtime->value) + " was set";
+    std::vector<std::string> assignments;  // VAR=VALUE of each variable entry
+    for (const RuntimeSwitch* entry : SwitchesOf(runtime->runtime)) {
+      if (entry->variable.empty()) {
+        what = std::string(entry->program_flag) + " was added to its arguments";
+      } else if (!entry->ini_text.empty()) {
+        std::string settings(entry->ini_text);
+        std::replace(settings.begin(), settings.end(), '\n', ' ');
+        while (settings.ends_with(' ')) settings.pop_back();
+        what = std::string(entry->variable) + " listed an ini file with " + settings;
+      } else {
+        std::string value(entry->value);
+        if (size_t at = value.find(kDirPlaceholder); at != std::string::npos)
+          value.replace(at, kDirPlaceholder.size(), record_dir);
+        assignments.push_back(std::string(entry->variable) + "=" + value);
+      }
     }
+    for (size_t i = 0; i < assignments.size(); ++i) {
+      if (i > 0) what += i + 1 == assignments.size() ? " and " : ", ";
+      what += assignments[i];
+    }
+    if (!assignments.empty()) what += assignments.size() == 1 ? " was set" : " were set";
     text += "cg-inject:   " + what + "; " + std::string(runtime->runtime) + " writes " +
             std::string(runtime->writes) + "\n";
   }
@@ -480,20 +520,9 @@ void RunTasks(std::vector<ProcessTask>* tasks, int jobs) {
   for (std::thread& t : threads) t.join();
 }
 
-/// Says what was written for an injected process; for one without sources, whether it ran JIT
-/// code (then the message explains the missing map and false is returned) or not (a note).
-bool ReportResult(const ProcessTask& task, const RecordOptions& options,
-                  const RecordEnvironment& env) {
-  std::FILE* err = env.err;
-  const auto pid = static_cast<unsigned long long>(task.process.pid);
-  std::string outputs;
-  for (const std::string& in : task.process.profiles) outputs += " " + in + task.inject.suffix;
-  if (!task.sources.empty()) {
-    if (options.verbosity > 0)
-      std::fprintf(err, "cg-inject: pid %llu: wrote%s\n", pid, outputs.c_str());
-    return true;
-  }
-  // Read the written copy: the same records, and the input may be gone with --clean.
+/// The share of the first event's cost that the written profiles of `task` keep in unnamed JIT
+/// code. Reads the written copies: the same records, and the inputs may be gone with --clean.
+double UnnamedShare(const ProcessTask& task, std::FILE* err) {
   UnnamedCostScan scan;
   try {
     for (const std::string& in : task.process.profiles) {
@@ -503,9 +532,81 @@ bool ReportResult(const ProcessTask& task, const RecordOptions& options,
   } catch (const InputError& e) {
     std::fprintf(err, "cg-inject: %s\n", e.what());
   }
-  double share = double(scan.unnamed_cost()) / double(std::max<uint64_t>(scan.total(), 1));
+  return double(scan.unnamed_cost()) / double(std::max<uint64_t>(scan.total(), 1));
+}
+
+/// Counts a jitdump's CODE_LOAD records.
+class LoadCounter : public JitdumpVisitor {
+ public:
+  void OnCodeLoad(const JitdumpCodeLoad&) override { ++loads; }
+  int64_t loads = 0;
+};
+
+/// Above this share of unnamed JIT code left with a jitdump, Bun's dump missed code: with the
+/// exit wait every capture kept under 0.01% (docs/runtimes.md), without it 5-67% stayed unnamed.
+constexpr double kBunIncompleteThreshold = 0.001;
+
+/// Bun whose jitdump lacks code that ran (its writer thread had not caught up when the process
+/// ended): says how much stayed unnamed, what the dump holds, and what to do.
+void ReportIncompleteBunDump(const ProcessTask& task, const RecordOptions& options,
+                             std::FILE* err) {
+  const double share = UnnamedShare(task, err);
+  if (share < kBunIncompleteThreshold) return;
+  std::string held;
+  for (const SourceSpec& s : task.sources) {
+    if (s.kind != SourceKind::kJitdump) continue;
+    LoadCounter counter;
+    Diagnostics quiet;
+    JitdumpScanStats stats;
+    try {
+      std::unique_ptr<ByteSource> source = OpenInput(s.path);
+      std::string bytes;
+      char buffer[1 << 16];
+      for (size_t n; (n = source->Read(buffer, sizeof buffer)) > 0;) bytes.append(buffer, n);
+      stats = ScanJitdump(bytes, s.path, &counter, &quiet);
+    } catch (const InputError&) {
+      continue;
+    }
+    held += (held.empty() ? "" : "; ") + s.path + " has " + std::to_string(counter.loads) +
+            " code records" +
+            (stats.truncated ? " and ends inside the next one (" +
+                                   std::to_string(stats.dropped_bytes) + " bytes of it)"
+                             : "");
+  }
+  const bool waited = options.runtimes.Enabled("bun");
+  std::fprintf(err,
+               "cg-inject: warning: pid %llu (%s): %.2f%% of the cost stayed in unnamed JIT code: "
+               "JavaScriptCore writes its jitdump on a thread of its own and the process ended "
+               "before that thread had written it all (%s)\n",
+               static_cast<unsigned long long>(task.process.pid), task.program.c_str(),
+               share * 100.0, held.c_str());
+  std::fprintf(err,
+               "cg-inject:   %s; keep the program alive a few seconds at its end (`await "
+               "Bun.sleep(3000)`) and record again\n",
+               waited ? "record's wait at exit (BUN_OPTIONS=--preload) did not see it finish: "
+                        "the process was killed, or exited without running 'exit' handlers"
+                      : "record's wait at exit was off (--no-runtime-env)");
+}
+
+/// Says what was written for an injected process; for one without sources, whether it ran JIT
+/// code (then the message explains the missing map and false is returned) or not (a note).
+bool ReportResult(const ProcessTask& task, const RecordOptions& options,
+                  const RecordEnvironment& env, const std::string& record_dir) {
+  std::FILE* err = env.err;
+  const auto pid = static_cast<unsigned long long>(task.process.pid);
+  std::string outputs;
+  for (const std::string& in : task.process.profiles) outputs += " " + in + task.inject.suffix;
+  if (!task.sources.empty()) {
+    if (options.verbosity > 0)
+      std::fprintf(err, "cg-inject: pid %llu: wrote%s\n", pid, outputs.c_str());
+    const RuntimeSwitch* runtime = LookupRuntimeForProgram(task.program);
+    if (runtime != nullptr && runtime->runtime == "bun")
+      ReportIncompleteBunDump(task, options, err);
+    return true;
+  }
+  double share = UnnamedShare(task, err);
   if (share >= kJitShareThreshold) {
-    std::fputs(ExplainMissingSources(task, options, env, share).c_str(), err);
+    std::fputs(ExplainMissingSources(task, options, env, record_dir, share).c_str(), err);
     std::fprintf(err, "cg-inject:   wrote%s with the addresses unnamed\n", outputs.c_str());
     return false;
   }
@@ -623,10 +724,17 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
   argv.insert(argv.end(), options.valgrind_args.begin(), options.valgrind_args.end());
   std::vector<std::string> program = PlanProgramArgs(options.program, options.runtimes);
   argv.insert(argv.end(), program.begin(), program.end());
-  IniDirectory ini(env.roots.tmp_dir, PlanIniText(options.runtimes), err);
+  const std::vector<std::pair<std::string, std::string>> dir_files = PlanDirFiles(options.runtimes);
+  // Bun's jitdumps go into record's directory, so it is made for Bun even without files.
+  RecordDirectory record_dir(env.roots.tmp_dir,
+                             !dir_files.empty() || options.runtimes.Enabled("bun"), dir_files, err);
   std::vector<std::string> changes;
   std::vector<std::string> envp =
-      PlanRuntimeEnv(env.environ, options.runtimes, ini.path(), &changes);
+      PlanRuntimeEnv(env.environ, options.runtimes, record_dir.path(), &changes);
+  // Where Bun writes its jitdumps: record's directory, or the user's own choice.
+  std::vector<std::string> dump_dirs;
+  if (std::string bun_dir = LookupEnv(envp, "BUN_JSC_jitDumpDirectory", ""); !bun_dir.empty())
+    dump_dirs.push_back(bun_dir);
   if (!valgrind.valgrind_lib.empty()) {
     std::erase_if(envp, [](const std::string& e) { return e.starts_with("VALGRIND_LIB="); });
     envp.push_back("VALGRIND_LIB=" + valgrind.valgrind_lib);
@@ -738,7 +846,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
     ProcessTask task;
     task.process = std::move(p);
     std::vector<SourceSpec> found =
-        CollectAndMoveSources(task.process.pid, env.roots, shown_dir, started_ns, err);
+        CollectAndMoveSources(task.process.pid, env.roots, dump_dirs, shown_dir, started_ns, err);
     std::string why;
     task.sources = PickSources(found, &why);
     if (!why.empty() && options.verbosity > 0 && !task.sources.empty())
@@ -772,7 +880,7 @@ int Record(const RecordOptions& options, const RecordEnvironment& env) {
       if (worst == 0) worst = int(task.code);
       continue;  // the raw files stay, even with --clean
     }
-    if (!ReportResult(task, options, env)) missing_sources = true;
+    if (!ReportResult(task, options, env, record_dir.path())) missing_sources = true;
     if (options.clean) {
       for (const std::string& in : task.process.profiles) ::unlink(in.c_str());
       for (const std::string& f : task.files) ::unlink(f.c_str());

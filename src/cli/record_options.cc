@@ -11,8 +11,8 @@ constexpr std::string_view kHelp =
     R"(Usage: cg-inject record [OPTIONS] [-- VALGRIND OPTIONS --] PROGRAM [ARGS]
 
 Runs PROGRAM under Valgrind's Callgrind with --dump-instr=yes, with the switches that make JIT
-runtimes write perf maps and jitdumps (Node, Java, CPython 3.12+, .NET, MoarVM, Julia, wasmtime,
-PHP, Erlang, Mono) and the Valgrind options they need, then injects every Callgrind file it wrote (one per process, part and thread) with its process's
+runtimes write perf maps and jitdumps (Node, Deno, Bun, Java, CPython 3.12+, .NET, MoarVM, Julia,
+wasmtime, PHP, Erlang, Mono) and the Valgrind options they need, then injects every Callgrind file it wrote (one per process, part and thread) with its process's
 sources and prints the stats. DIR gets callgrind.out.PID (raw), callgrind.out.PID.jit (named:
 open it with kcachegrind or callgrind_annotate) and the process's perf-PID.map / jit-PID.dump.
 
@@ -25,8 +25,8 @@ Options:
                         that never return (inclusive costs far above 100%).
       --no-runtime-env  Set no runtime switch.
       --no-runtime-env=LIST
-                        Set none for these runtimes (comma-separated: node,java,python,dotnet,
-                        moarvm,julia,wasmtime,php,erlang,mono).
+                        Set none for these runtimes (comma-separated: node,deno,bun,java,
+                        python,dotnet,moarvm,julia,wasmtime,php,erlang,mono).
       --clean           Remove the raw Callgrind files, maps and dumps after injecting.
       --stats=FORMAT    Summary format: text (default) or json; --no-stats for none.
   -j, --jobs N          Inject at most N files at once (default: one per core).
@@ -140,8 +140,10 @@ ParsedRecordCommandLine ParseRecordCommandLine(const std::vector<std::string_vie
       o.runtimes.all_off = true;
     } else if (arg.starts_with("--no-runtime-env=")) {
       if (std::string bad = AddRuntimeList(arg.substr(17), &o.runtimes); !bad.empty())
-        return fail("--no-runtime-env: unknown runtime '" + bad +
-                    "' (node, java, python, dotnet, moarvm, julia, wasmtime, php, erlang, mono)");
+        return fail(
+            "--no-runtime-env: unknown runtime '" + bad +
+            "' (node, deno, bun, java, python, dotnet, moarvm, julia, wasmtime, php, erlang, "
+            "mono)");
     } else if (arg == "--clean") {
       o.clean = true;
     } else if (arg == "--no-stats") {

@@ -75,8 +75,8 @@ TEST(RecordOptionsTest, Errors) {
             "record names the Callgrind files itself; use -o DIR instead of "
             "'--callgrind-out-file=x'");
   EXPECT_EQ(Parse({"--no-runtime-env=node,ruby", "x"}).error,
-            "--no-runtime-env: unknown runtime 'ruby' (node, java, python, dotnet, moarvm, julia, "
-            "wasmtime, php, erlang, mono)");
+            "--no-runtime-env: unknown runtime 'ruby' (node, deno, bun, java, python, dotnet, "
+            "moarvm, julia, wasmtime, php, erlang, mono)");
   EXPECT_EQ(Parse({"-j", "0", "x"}).error, "-j: expected a positive number");
   EXPECT_EQ(Parse({"-o"}).error, "-o: missing value");
   EXPECT_EQ(Parse({"--bogus", "x"}).error, "record: unknown option '--bogus'");

@@ -10,12 +10,16 @@ using Env = std::vector<std::string>;
 TEST(RuntimeEnvTest, SetsEverySwitchInAnEmptyEnvironment) {
   std::vector<std::string> changes;
   Env env = PlanRuntimeEnv({"PATH=/bin"}, {}, "/tmp/ini", &changes);
-  EXPECT_EQ(env, (Env{"PATH=/bin", "NODE_OPTIONS=--perf-prof --perf-basic-prof",
-                      "JAVA_TOOL_OPTIONS=-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
-                      "PYTHONPERFSUPPORT=1", "DOTNET_PerfMapEnabled=1", "MVM_JIT_PERF_MAP=1",
-                      "ENABLE_JITPROFILING=1", "PHP_INI_SCAN_DIR=:/tmp/ini",
-                      "ERL_FLAGS=+JPperf true", "MONO_ENV_OPTIONS=--jitmap"}));
-  EXPECT_EQ(changes.size(), 9u);
+  EXPECT_EQ(env,
+            (Env{"PATH=/bin", "NODE_OPTIONS=--perf-prof --perf-basic-prof",
+                 "DENO_V8_FLAGS=--perf-basic-prof,--perf-prof,--interpreted-frames-native-stack",
+                 "BUN_JSC_useJITDump=1", "BUN_JSC_jitDumpDirectory=/tmp/ini",
+                 "BUN_OPTIONS=--preload=/tmp/ini/cg-inject-bun-exit.js",
+                 "JAVA_TOOL_OPTIONS=-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
+                 "PYTHONPERFSUPPORT=1", "DOTNET_PerfMapEnabled=1", "MVM_JIT_PERF_MAP=1",
+                 "ENABLE_JITPROFILING=1", "PHP_INI_SCAN_DIR=:/tmp/ini", "ERL_FLAGS=+JPperf true",
+                 "MONO_ENV_OPTIONS=--jitmap"}));
+  EXPECT_EQ(changes.size(), 13u);
 }
 
 TEST(RuntimeEnvTest, AppendsToOptionListsAndKeepsTheUsersOwnValues) {
@@ -40,7 +44,8 @@ TEST(RuntimeEnvTest, SwitchesOff) {
   EXPECT_EQ(PlanRuntimeEnv({"A=1"}, none, "/tmp/ini", nullptr), Env{"A=1"});
   EXPECT_EQ(PlanIniText(none), "");
   RuntimeSelection some;
-  some.disabled = {"node", "java", "python", "dotnet", "moarvm", "php", "erlang", "mono"};
+  some.disabled = {"node",   "deno",   "bun", "java",   "python",
+                   "dotnet", "moarvm", "php", "erlang", "mono"};
   EXPECT_EQ(PlanRuntimeEnv({}, some, "/tmp/ini", nullptr), Env{"ENABLE_JITPROFILING=1"});
   EXPECT_EQ(PlanIniText(some), "");
 }
@@ -63,6 +68,48 @@ TEST(RuntimeEnvTest, PhpGetsAnIniDirectoryThatKeepsTheDefaultOne) {
   EXPECT_EQ(std::count(env.begin(), env.end(), "ERL_FLAGS=+JPperf true"), 1);
 }
 
+// Deno's V8 flags are a comma-separated list: ours go after the user's own.
+TEST(RuntimeEnvTest, DenoFlagsAreAppendedWithACommaAndBunGetsItsDirectory) {
+  Env env = PlanRuntimeEnv({"DENO_V8_FLAGS=--max-old-space-size=100", "BUN_OPTIONS=--smol"}, {},
+                           "/tmp/rec", nullptr);
+  EXPECT_EQ(env[0],
+            "DENO_V8_FLAGS=--max-old-space-size=100,--perf-basic-prof,--perf-prof,"
+            "--interpreted-frames-native-stack");
+  EXPECT_EQ(env[1], "BUN_OPTIONS=--smol --preload=/tmp/rec/cg-inject-bun-exit.js");
+  EXPECT_EQ(std::count(env.begin(), env.end(), "BUN_JSC_jitDumpDirectory=/tmp/rec"), 1);
+  // The user's own directory wins; without record's directory Bun gets the switch alone.
+  env = PlanRuntimeEnv({"BUN_JSC_jitDumpDirectory=/mine"}, {}, "/tmp/rec", nullptr);
+  EXPECT_EQ(env[0], "BUN_JSC_jitDumpDirectory=/mine");
+  env = PlanRuntimeEnv({}, {}, "", nullptr);
+  EXPECT_EQ(std::count(env.begin(), env.end(), "BUN_JSC_useJITDump=1"), 1);
+  EXPECT_EQ(std::count_if(env.begin(), env.end(),
+                          [](const std::string& e) {
+                            return e.starts_with("BUN_JSC_jitDumpDirectory=") ||
+                                   e.starts_with("BUN_OPTIONS=");
+                          }),
+            0);
+}
+
+// record writes PHP's ini file and Bun's exit wait into its directory.
+TEST(RuntimeEnvTest, DirectoryFilesOfTheSelectedRuntimes) {
+  std::vector<std::pair<std::string, std::string>> files = PlanDirFiles({});
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].first, kIniFileName);
+  EXPECT_EQ(files[0].second, PlanIniText({}));
+  EXPECT_EQ(files[1].first, "cg-inject-bun-exit.js");
+  EXPECT_NE(files[1].second.find("process.on(\"exit\""), std::string::npos);
+  EXPECT_NE(files[1].second.find("BUN_JSC_jitDumpDirectory"), std::string::npos);
+  RuntimeSelection no_bun;
+  no_bun.disabled = {"bun"};
+  EXPECT_EQ(PlanDirFiles(no_bun).size(), 1u);
+  RuntimeSelection none;
+  none.all_off = true;
+  EXPECT_TRUE(PlanDirFiles(none).empty());
+  EXPECT_EQ(SwitchesOf("bun").size(), 3u);
+  EXPECT_EQ(SwitchesOf("deno").size(), 1u);
+  EXPECT_TRUE(SwitchesOf("ruby").empty());
+}
+
 TEST(RuntimeEnvTest, ErlangAndMonoOptionListsAreAppendedTo) {
   Env env = PlanRuntimeEnv({"ERL_FLAGS=+S 1", "MONO_ENV_OPTIONS=--debug"}, {}, "", nullptr);
   EXPECT_EQ(env[0], "ERL_FLAGS=+S 1 +JPperf true");
@@ -76,6 +123,8 @@ TEST(RuntimeEnvTest, ValgrindOptionsFollowTheProgramsRuntime) {
   EXPECT_EQ(PlanValgrindOptions("/usr/lib/erlang/erts-13.1.5/bin/beam.smp", {}),
             Env{"--fair-sched=yes"});
   EXPECT_EQ(PlanValgrindOptions("node", {}), Env{"--fair-sched=yes"});
+  EXPECT_EQ(PlanValgrindOptions("/opt/deno", {}), Env{"--fair-sched=yes"});
+  EXPECT_EQ(PlanValgrindOptions("bun", {}), Env{"--fair-sched=yes"});
   EXPECT_EQ(PlanValgrindOptions("./prog", {}), Env{});
   RuntimeSelection off;
   off.disabled = {"java"};
@@ -92,6 +141,11 @@ TEST(RuntimeEnvTest, ProgramsAreRecognizedByBasenameAndVersion) {
   EXPECT_EQ(LookupRuntimeForProgram("erl")->runtime, "erlang");
   EXPECT_EQ(LookupRuntimeForProgram("/usr/lib/erlang/erts-13.1.5/bin/beam.smp")->runtime, "erlang");
   EXPECT_EQ(LookupRuntimeForProgram("mono")->runtime, "mono");
+  EXPECT_EQ(LookupRuntimeForProgram("/work/node_modules/@deno/linux-x64-glibc/deno")->runtime,
+            "deno");
+  EXPECT_EQ(LookupRuntimeForProgram("bun")->runtime, "bun");
+  EXPECT_EQ(LookupRuntimeForProgram("bun")->variable, "BUN_JSC_useJITDump");
+  EXPECT_EQ(LookupRuntimeForProgram("bunx")->runtime, "bun");
   EXPECT_EQ(LookupRuntimeForProgram("./ls"), nullptr);
   EXPECT_EQ(LookupRuntimeForProgram("nodejs-helper"), nullptr);
 }

@@ -30,7 +30,8 @@ uint64_t DefinitionNames::GroupHash(const DefinitionSite& site) {
 
 uint64_t DefinitionNames::DefinitionHash(const DefinitionSite& site) {
   uint64_t h = Mix(Mix(HashText(site.name), HashText(site.file)), HashText(site.object));
-  return Mix(h, (uint64_t{site.line} << 32) | site.column);
+  h = Mix(h, (uint64_t{site.line} << 32) | site.column);
+  return site.tag.empty() ? h : Mix(h, HashText(site.tag));
 }
 
 void DefinitionNames::Add(const DefinitionSite& site) {
@@ -94,11 +95,12 @@ void DefinitionNames::Finish() {
 
 std::string DefinitionNames::NameOf(const DefinitionSite& site) const {
   std::string name(site.name);
-  // A definition without a position cannot say where it is; it keeps the bare name, which no
-  // other definition of the group has.
-  if (formats_.empty() || (site.line == 0 && site.column == 0)) return name;
+  // A definition without a position or tag cannot say which it is; it keeps the bare name, which
+  // no other definition of the group has.
+  if (formats_.empty() || (site.line == 0 && site.column == 0 && site.tag.empty())) return name;
   auto it = formats_.find(GroupHash(site));
   if (it == formats_.end()) return name;
+  if (!site.tag.empty()) return name.append(site.tag);
   switch (it->second) {
     case Format::kLine:
       return name + ":" + std::to_string(site.line);

@@ -6,14 +6,16 @@
 // classes' `get` in one file share a name, so distinct definitions would merge into one function.
 //
 // A definition is where code was written: object, file, name and the position the name gives
-// (line, and column where V8's `JS:` names have one), else the line table's first line. Versions
-// and tiers of one definition (V8's ~ ^ + * tiers, moved or re-JITed code) agree on all of it and
-// share one function. Only where two definitions would share KCachegrind's key does the name say
-// where it is defined:
+// (line, and column where V8's `JS:` names have one), else the line table's first line, or for
+// names without a position the tag that the runtime gives instead (JavaScriptCore's `#hash` of
+// the function's source). Versions and tiers of one definition (V8's ~ ^ + * tiers, JSC's
+// Baseline, DFG and FTL, moved or re-JITed code) agree on all of it and share one function. Only
+// where two definitions would share KCachegrind's key does the name say which one it is:
+//   `NAME#TAG`          for a definition with a tag (JSC: `fib#BbF6aX`),
 //   `NAME:LINE`         when the lines tell the group's definitions apart,
 //   `NAME:LINE:COLUMN`  when only line and column do,
 //   `NAME (FILE:LINE:COLUMN)` otherwise (same base name, different directories).
-// A definition with no position at all keeps the bare name.
+// A definition with neither position nor tag keeps the bare name.
 //
 // Memory: Add keeps 24 bytes per version (two 64-bit hashes and the position) until Finish, which
 // keeps only the groups that need a position. Build, which sees the versions twice, keeps 8 bytes
@@ -33,8 +35,9 @@ namespace cg_inject {
 
 /// A definition as the injector will name it.
 struct DefinitionSite {
-  std::string_view object, file, name;
+  std::string_view object{}, file{}, name{};
   uint32_t line = 0, column = 0;
+  std::string_view tag{};  // CodeVersion::definition_tag: `#hash`, or empty
 };
 
 /// Collects every definition first (Add), decides once (Finish), then names each one (NameOf).

@@ -10,7 +10,8 @@ namespace {
 // A site as the injector builds it from a perf-map or jitdump name.
 DefinitionSite Site(std::string_view object, std::string_view raw_name, NameLocation* storage) {
   *storage = ParseNameLocation(raw_name);
-  return {object, storage->file, storage->function, storage->line_no, storage->column};
+  return {object,           storage->file,   storage->function,
+          storage->line_no, storage->column, storage->definition_tag};
 }
 
 TEST(DefinitionNamesTest, AnonymousV8FunctionsOfOneFileStayApart) {
@@ -64,6 +65,54 @@ TEST(DefinitionNamesTest, TiersAndVersionsOfOneDefinitionShareItsName) {
   EXPECT_EQ(names.NameOf(opt), "fib");
   EXPECT_EQ(names.NameOf(base), "fib");
   EXPECT_EQ(names.disambiguated_groups(), 0);
+}
+
+TEST(DefinitionNamesTest, V8FifteenTiersOfOneDefinitionShareItsName) {
+  // Deno 2.9's map (tests/data/deno): OSR's `o` and context specialization's `'` are tiers too.
+  const char* lines[] = {
+      "JS:~sumTo file:///d/prog.js:5:15",  "JS:^sumTo file:///d/prog.js:5:15",
+      "JS:o+sumTo file:///d/prog.js:5:15", "JS:o*sumTo file:///d/prog.js:5:15",
+      "JS:*'sumTo file:///d/prog.js:5:15", "JS:+'fib file:///d/prog.js:2:13",
+  };
+  NameLocation storage[6];
+  DefinitionSite sites[6];
+  DefinitionNames names;
+  for (int i = 0; i < 6; ++i) {
+    sites[i] = Site("perf-7.map", lines[i], &storage[i]);
+    names.Add(sites[i]);
+  }
+  names.Finish();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(names.NameOf(sites[i]), "sumTo") << lines[i];
+  EXPECT_EQ(names.NameOf(sites[5]), "fib");
+  EXPECT_EQ(names.disambiguated_groups(), 0);
+}
+
+TEST(DefinitionNamesTest, JscTiersShareOneNameAndHashesTellTwoFunctionsApart) {
+  // Bun's jitdump (tests/data/bun): fib in three tiers is one function named fib; two functions
+  // named run (two hashes) are run#A1b2C3 and run#D4e5F6; two anonymous ones likewise.
+  const char* lines[] = {
+      "JSC-Baseline: fib#EoE7sP", "JSC-DFG: fib#EoE7sP", "JSC-FTL: fib#EoE7sP",
+      "JSC-Baseline: run#A1b2C3", "JSC-DFG: run#D4e5F6", "JSC-Baseline: #Zz9Yy8",
+      "JSC-DFG: #Xx7Ww6",         "JSC-FTL: run#A1b2C3",
+  };
+  constexpr size_t kCount = std::size(lines);
+  NameLocation storage[kCount];
+  DefinitionSite sites[kCount];
+  DefinitionNames names;
+  for (size_t i = 0; i < kCount; ++i) {
+    sites[i] = Site("jit-9-8.dump", lines[i], &storage[i]);
+    names.Add(sites[i]);
+  }
+  names.Finish();
+  EXPECT_EQ(names.NameOf(sites[0]), "fib");
+  EXPECT_EQ(names.NameOf(sites[1]), "fib");
+  EXPECT_EQ(names.NameOf(sites[2]), "fib");
+  EXPECT_EQ(names.NameOf(sites[3]), "run#A1b2C3");
+  EXPECT_EQ(names.NameOf(sites[4]), "run#D4e5F6");
+  EXPECT_EQ(names.NameOf(sites[7]), "run#A1b2C3");
+  EXPECT_EQ(names.NameOf(sites[5]), "(anonymous)#Zz9Yy8");
+  EXPECT_EQ(names.NameOf(sites[6]), "(anonymous)#Xx7Ww6");
+  EXPECT_EQ(names.disambiguated_groups(), 2);
 }
 
 TEST(DefinitionNamesTest, MoarVmNamelessFramesByLine) {

@@ -570,7 +570,7 @@ void Injector::Impl::EmitOutputs() {
     NoteWritten(f);
     EmitCosts(f, slot, has_own);
     EmitCalls(f, slot);
-    EmitJumps(slot);
+    EmitJumps(f, slot);
   }
   slots_used_ = 0;
 }
@@ -596,6 +596,7 @@ void Injector::Impl::EmitCosts(const OutFunction& f, const BlockOutput& slot, bo
     if (line.file != file.id || file.text.data() == nullptr)
       file = Name{line.file, names_.Text(line.file)};
     CostRecord rec{line.pos, file, pool_.Get(line.costs)};
+    rec.position = WrittenPosition(rec.position, f);  // a shifted object's at its ELF address
     downstream_->OnCost(rec);
     if (f.jit) {
       added_acc_.AddTotals(rec.costs);
@@ -630,6 +631,9 @@ void Injector::Impl::EmitCalls(const OutFunction& f, const BlockOutput& slot) {
     rec.target_file = Name{k.target.file, names_.Text(k.target.file)};
     rec.target_function = Name{k.target.function, names_.Text(k.target.function)};
     if (!entry->value.named_target) RetargetToStub(k.target, &rec);
+    // A shifted object's code is written at its ELF addresses, as Callgrind writes an object's.
+    rec.source = WrittenPosition(rec.source, f);
+    if (int t = out_.Find(k.target); t >= 0) rec.target = WrittenPosition(rec.target, out_[t]);
     rec.inclusive = pool_.Get(entry->value.inclusive);
     downstream_->OnCall(rec);
     if (!f.jit) added_acc_.CallCost(rec.inclusive);
@@ -641,7 +645,7 @@ void Injector::Impl::EmitCalls(const OutFunction& f, const BlockOutput& slot) {
   }
 }
 
-void Injector::Impl::EmitJumps(const BlockOutput& slot) {
+void Injector::Impl::EmitJumps(const OutFunction& f, const BlockOutput& slot) {
   std::vector<const decltype(slot.agg.jumps)::Slot*> jumps;
   for (const auto& entry : slot.agg.jumps) jumps.push_back(&entry);
   std::sort(jumps.begin(), jumps.end(), [](auto* a, auto* b) {
@@ -663,6 +667,9 @@ void Injector::Impl::EmitJumps(const BlockOutput& slot) {
     rec.source_file = Name{k.site_file, names_.Text(k.site_file)};
     rec.target_file = Name{k.target_file, names_.Text(k.target_file)};
     rec.target_function = Name{k.target_function, names_.Text(k.target_function)};
+    rec.source = WrittenPosition(rec.source, f);
+    if (int t = out_.Find({f.key.object, k.target_file, k.target_function}); t >= 0)
+      rec.target = WrittenPosition(rec.target, out_[t]);
     downstream_->OnJump(rec);
   }
 }

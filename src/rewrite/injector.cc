@@ -4,6 +4,9 @@
 // (block_rewriter.cc). Rules: include/cg_inject/inject.h.
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <optional>
+#include <string>
 
 #include "cg_inject/symbols.h"
 #include "resolve/jit_name.h"
@@ -49,7 +52,7 @@ Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
       chooser_(index, options.arch),
       objects_(index, extents, &names_),
       in_(index, objects_, &names_),
-      out_(index, options_.version_objects, &names_),
+      out_(index, options_.version_objects, &names_, &objects_),
       found_apart_(options.kept_apart) {
   for (const SymbolSourceInfo& s : index.sources())
     stats_.sources.push_back({s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records,
@@ -66,6 +69,7 @@ void Injector::Impl::OnPartBegin(int part_index) {
   ran_by_other_.clear();
   ran_by_other_index_.clear();
   ran_by_other_calls_.clear();
+  cur_shift_object_ = 0;
   body_started_ = false;
   trailing_headers_.clear();
   columns_.Reset();
@@ -205,6 +209,20 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   // buffer has moved on. A profile gaining a line column is formatted, not copied.
   cur_raw_.assign(columns_.adds_line() ? std::string_view() : function.raw);
   FunctionKey key{cur_out_.object.id, cur_out_.file.id, cur_out_.function.id};
+  // A nameless function of the program's PIE that a source names (V8's builtins in Deno's
+  // stripped binary): read as that JIT code, at runtime addresses. A JIT block may run that
+  // object's code too (the bundled Callgrind keeps a jump from JIT code into a builtin in the
+  // JIT block), at its ELF addresses.
+  const uint32_t in_object = key.object;
+  cur_shift_object_ = 0;
+  cur_shift_own_ = false;
+  if (uint64_t bias = ShiftedKey(&key); bias != 0) {
+    cur_shift_object_ = in_object;
+    cur_shift_bias_ = bias;
+    cur_shift_own_ = true;
+  } else if (key.object == unknown_name_ || in_.UnknownObject(key.object)) {
+    if (!objects_.SoleShiftedObject(&cur_shift_object_, &cur_shift_bias_)) cur_shift_object_ = 0;
+  }
   bool added = false;
   block_.function = in_.ForBlock(key, &added);
   if (added) {
@@ -264,6 +282,52 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   objects_.NoteObject(key.object);
   objects_.NoteFunction(key);
   NoteRealFunction(key);
+}
+
+Position Injector::Impl::ReadPosition(const Position& pos) const {
+  if (cur_shift_object_ == 0 || !columns_.has_instr()) return pos;
+  const uint64_t addr = columns_.Instr(pos);
+  if (addr > UINT64_MAX - cur_shift_bias_ || !objects_.OwnsElfAddress(cur_shift_object_, addr))
+    return pos;
+  if (!cur_shift_own_ && !objects_.IsJitAddress(unknown_name_, addr + cur_shift_bias_)) return pos;
+  Position out = pos;
+  columns_.SetInstr(&out, addr + cur_shift_bias_);
+  return out;
+}
+
+Position Injector::Impl::WrittenPosition(const Position& pos, const OutFunction& f) const {
+  if (f.rebase == 0 || !columns_.has_instr()) return pos;
+  const uint64_t addr = columns_.Instr(pos);
+  if (addr < f.rebase || !objects_.OwnsElfAddress(f.key.object, addr - f.rebase)) return pos;
+  return Rebased(pos, f.rebase);
+}
+
+uint64_t Injector::Impl::ShiftedKey(FunctionKey* key) {
+  if (index_.empty() || key->object == 0 || key->object == unknown_name_ ||
+      !in_.JitLooking(key->function) || in_.UnknownObject(key->object))
+    return 0;
+  auto [it, inserted] =
+      shifted_names_.try_emplace(uint64_t{key->object} << 32 | key->function, ShiftedName{});
+  if (inserted) {
+    objects_.NoteObject(key->object);
+    std::optional<uint64_t> bias = objects_.ShiftedObjectBias(key->object);
+    JitName jit;
+    if (bias && ParseJitFunctionName(names_.Text(key->function), &jit) &&
+        jit.addr <= UINT64_MAX - *bias) {
+      const uint64_t runtime = jit.addr + *bias;
+      if (index_.Lookup(runtime) != nullptr && !objects_.IsObjectCode(runtime)) {
+        char text[24];
+        std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(runtime));
+        std::string name = text;
+        name += jit.suffix;
+        it->second = ShiftedName{names_.Intern(name).id, *bias};
+      }
+    }
+  }
+  if (it->second.function == 0) return 0;
+  key->object = unknown_name_;
+  key->function = it->second.function;
+  return it->second.bias;
 }
 
 void Injector::Impl::NoteRealFunction(const FunctionKey& key) {
@@ -368,7 +432,19 @@ bool Injector::Impl::RealTarget(const FunctionKey& target, FunctionKey* real) co
   return true;
 }
 
-void Injector::Impl::OnCost(const CostRecord& cost) {
+void Injector::Impl::OnCost(const CostRecord& in_cost) {
+  // A shifted object's addresses are read as the runtime ones the sources give (ReadPosition).
+  CostRecord shifted;
+  bool shift = false;
+  if (cur_shift_object_ != 0 && mode_ != Mode::kNone) {
+    shifted.position = ReadPosition(in_cost.position);
+    shift = shifted.position != in_cost.position;
+    if (shift) {
+      shifted.source_file = in_cost.source_file;
+      shifted.costs = in_cost.costs;
+    }
+  }
+  const CostRecord& cost = shift ? shifted : in_cost;
   in_acc_.Cost(cost.costs);
   // Cost lines mostly stay in one file: the last one's mapping is kept.
   if (cost.source_file.id != cost_file_in_ || cost_file_in_ == 0) {
@@ -413,12 +489,32 @@ void Injector::Impl::OnCost(const CostRecord& cost) {
   EmitPassCost(columns_.Plain(cost.position), file, cost.costs, cost.raw, cost.raw_base);
 }
 
-void Injector::Impl::OnCall(const CallRecord& call) {
-  Name target_object = names_.Map(call.target_object);
-  Name target_file = names_.Map(call.target_file);
-  Name target_function = names_.Map(call.target_function);
+void Injector::Impl::OnCall(const CallRecord& in_call) {
+  Name target_object = names_.Map(in_call.target_object);
+  Name target_file = names_.Map(in_call.target_file);
+  Name target_function = names_.Map(in_call.target_function);
   FunctionKey target{target_object.id, target_file.id, target_function.id};
   objects_.NoteObject(target.object);
+  // A call from a shifted block, or into a shifted function, reads its addresses as the
+  // runtime ones (ShiftedKey); the target goes under the name it is read as.
+  const Position source = cur_shift_object_ != 0 && mode_ != Mode::kNone
+                              ? ReadPosition(in_call.source)
+                              : in_call.source;
+  const bool source_shift = source != in_call.source;
+  const uint64_t target_shift = ShiftedKey(&target);
+  CallRecord shifted;
+  if (source_shift || target_shift != 0) {
+    shifted = in_call;
+    shifted.source = source;
+    if (target_shift != 0 && columns_.has_instr())
+      columns_.SetInstr(&shifted.target, columns_.Instr(in_call.target) + target_shift);
+    shifted.raw = {};
+    if (target_shift != 0) {
+      target_object = Name{target.object, names_.Text(target.object)};
+      target_function = Name{target.function, names_.Text(target.function)};
+    }
+  }
+  const CallRecord& call = source_shift || target_shift != 0 ? shifted : in_call;
   // A PLT slot's jump, from an unnamed `???` block's first instruction into a real object: may
   // locate the shared library the slot is in (issue 23 item 7).
   if (cur_unnamed_entry_ != 0 && target.object != unknown_name_ &&
@@ -505,7 +601,19 @@ void Injector::Impl::OnCall(const CallRecord& call) {
   forward();
 }
 
-void Injector::Impl::OnJump(const JumpRecord& jump) {
+void Injector::Impl::OnJump(const JumpRecord& in_jump) {
+  // A jump's ends in a shifted object, read at runtime addresses (ReadPosition).
+  JumpRecord shifted;
+  const bool shift = cur_shift_object_ != 0 && mode_ != Mode::kNone &&
+                     (ReadPosition(in_jump.source) != in_jump.source ||
+                      ReadPosition(in_jump.target) != in_jump.target);
+  if (shift) {
+    shifted = in_jump;
+    shifted.source = ReadPosition(in_jump.source);
+    shifted.target = ReadPosition(in_jump.target);
+    shifted.raw = {};
+  }
+  const JumpRecord& jump = shift ? shifted : in_jump;
   if (mode_ == Mode::kPass) SettleStub();
   Name file = names_.Map(jump.source_file);
   Name target_file = names_.Map(jump.target_file);

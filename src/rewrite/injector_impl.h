@@ -169,6 +169,23 @@ class Injector::Impl {
   /// The name id of the code at `addr`, which no source covers, by what lies around it
   /// (UnnamedCode::GapName), or 0. Asked once per address.
   uint32_t GapName(uint64_t addr);
+  /// Whether `*key` is a nameless function of a shifted object (ObjectCode::ShiftedObjectBias:
+  /// Callgrind's `0x...` name at an ELF address of the program's PIE, where it found no symbol)
+  /// whose runtime address a source covers: then `*key` becomes the JIT function the injector
+  /// reads it as (`???`, the runtime address, the input's recursion suffix) and the object's
+  /// load bias is returned, which its records' addresses get added (OutputFunctions writes them
+  /// back under the object, at its ELF addresses). 0, `*key` unchanged, for any other function.
+  uint64_t ShiftedKey(FunctionKey* key);
+  /// A position of the current block as the injector reads it: Callgrind writes each
+  /// instruction relative to its own object, so in a shifted block (or a `???` block) an address
+  /// in the shifted object's ELF extent is that object's code, read at its runtime address (in a
+  /// `???` block only where a source covers it: a JIT address there is its own). Anything else
+  /// is unchanged.
+  Position ReadPosition(const Position& pos) const;
+  /// A position `f` writes: a shifted object's function (OutFunction::rebase) writes its
+  /// object's addresses back at their ELF addresses; other addresses (JIT code its block ran)
+  /// stay.
+  Position WrittenPosition(const Position& pos, const OutFunction& f) const;
   /// A call record whose target `target` is such a stub: its object's name and ELF address,
   /// formatted (the input's text names it otherwise). False, unchanged, for any other target.
   bool RetargetToStub(const FunctionKey& target, CallRecord* out) {
@@ -219,7 +236,7 @@ class Injector::Impl {
   void EmitOutputs();
   void EmitCosts(const OutFunction& f, const BlockOutput& slot, bool has_own);
   void EmitCalls(const OutFunction& f, const BlockOutput& slot);
-  void EmitJumps(const BlockOutput& slot);
+  void EmitJumps(const OutFunction& f, const BlockOutput& slot);
   /// Bookkeeping for the invariants when `f`'s block is written.
   void NoteWritten(const OutFunction& f);
 
@@ -363,6 +380,19 @@ class Injector::Impl {
   void EmitPassCost(const Position& plain, Name file, std::span<const uint64_t> costs,
                     std::string_view raw = {}, const Position& raw_base = {});
   uint64_t cur_unnamed_entry_ = 0;  // the address an unnamed, uncovered `???` block is named by
+  // The shifted object whose ELF addresses the current block's records may hold (ReadPosition),
+  // 0 for none; its bias; and whether the block is that object's own (ShiftedKey: every address
+  // in its extent is read shifted) or a `???` block (only covered ones).
+  uint32_t cur_shift_object_ = 0;
+  uint64_t cur_shift_bias_ = 0;
+  bool cur_shift_own_ = false;
+  // ShiftedKey's answers by (object << 32 | function) name ids: the function name id it is read
+  // as (0: not shifted) and the bias. One entry per nameless function of the program.
+  struct ShiftedName {
+    uint32_t function = 0;
+    uint64_t bias = 0;
+  };
+  std::unordered_map<uint64_t, ShiftedName> shifted_names_;
   std::vector<uint64_t> scratch_addrs_;
   std::vector<uint64_t> scratch_call_addrs_;  // ResolveBlock's: the block's call sites
   std::vector<CostLine> scratch_lines_;       // EmitOutputs': one slot's cost lines, sorted

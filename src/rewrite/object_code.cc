@@ -40,8 +40,29 @@ void ObjectCode::NoteObject(uint32_t object) {
     libraries_.push_back(object);
   if (index_.empty()) return;
   // The object is open by now: asking its extent here changes nothing the run reports.
-  if (extents_->AddressesAreAbsolute(names_->Text(object)))
+  if (extents_->AddressesAreAbsolute(names_->Text(object))) {
     absolute_objects_.push_back({object, ExtentOf(object)});
+  } else if (std::optional<uint64_t> bias = extents_->KnownLoadBias(names_->Text(object));
+             bias && *bias != 0) {
+    shifted_.push_back({object, *bias});
+  }
+}
+
+std::optional<uint64_t> ObjectCode::ShiftedObjectBias(uint32_t object) const {
+  for (const Shifted& s : shifted_)
+    if (s.object == object) return s.bias;
+  return std::nullopt;
+}
+
+bool ObjectCode::InShiftedObject(uint64_t runtime_addr, uint32_t* object, uint64_t* bias) const {
+  for (const Shifted& s : shifted_) {
+    if (runtime_addr >= s.bias && Owns(s.object, ExtentOf(s.object), runtime_addr - s.bias)) {
+      *object = s.object;
+      *bias = s.bias;
+      return true;
+    }
+  }
+  return false;
 }
 
 void ObjectCode::Locate(uint32_t object, uint64_t bias) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -94,6 +95,27 @@ class ObjectCode {
   /// object is seen only between the two.
   /// `for_call`: the name goes into a call line (ForgetStub can no longer take it back).
   bool NamedStubAt(uint64_t addr, Stub* stub, bool for_call = false);
+
+  /// The program's own PIE executable (seen so far, with sources) whose code Callgrind names by
+  /// ELF address where it has no symbol (`fn=0x...` in ob=OBJECT: Deno's stripped binary holds
+  /// V8's builtins) while the sources name that code at its runtime address: its load bias
+  /// (KnownLoadBias: Valgrind's fixed PIE base), else nullopt. An ET_EXEC's addresses are its
+  /// runtime ones already (its code is object code, above), and a shared library's bias is
+  /// learnt from its stubs only as the profile goes, so neither is shifted.
+  std::optional<uint64_t> ShiftedObjectBias(uint32_t object) const;
+  /// Whether `runtime_addr` lies in such an object's extent: its name id and bias.
+  bool InShiftedObject(uint64_t runtime_addr, uint32_t* object, uint64_t* bias) const;
+  /// The shifted object when there is exactly one (the program), with its bias.
+  bool SoleShiftedObject(uint32_t* object, uint64_t* bias) const {
+    if (shifted_.size() != 1) return false;
+    *object = shifted_[0].object;
+    *bias = shifted_[0].bias;
+    return true;
+  }
+  /// Whether `elf_addr` lies in `object`'s extent (its ELF addresses; an unknown object: no).
+  bool OwnsElfAddress(uint32_t object, uint64_t elf_addr) const {
+    return Owns(object, ExtentOf(object), elf_addr);
+  }
 
  private:
   using Extent = ObjectExtents::Extent;
@@ -187,6 +209,12 @@ class ObjectCode {
     bool in_call = false;  // a call line was written with it
   };
   std::unordered_map<uint64_t, Named> named_;
+  // ShiftedObjectBias's objects (the program: one at most).
+  struct Shifted {
+    uint32_t object = 0;
+    uint64_t bias = 0;
+  };
+  std::vector<Shifted> shifted_;
   std::unordered_map<std::string, std::string> programs_;  // ProgramObject's answers
 };
 

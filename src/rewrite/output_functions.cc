@@ -7,15 +7,18 @@
 
 #include "cg_inject/symbols.h"
 #include "resolve/name_table.h"
+#include "rewrite/object_code.h"
 #include "rewrite/version_lines.h"
 
 namespace cg_inject {
 
 OutputFunctions::OutputFunctions(const SymbolIndex& index,
-                                 std::span<const std::string> version_objects, NameTable* names)
+                                 std::span<const std::string> version_objects, NameTable* names,
+                                 const ObjectCode* objects)
     : symbols_(index),
       version_objects_(version_objects),
       names_(names),
+      objects_(objects),
       unnamed_(index, [this](const CodeVersion& v) { return FunctionName(v); }) {
   // Two passes over the versions, 8 bytes each instead of 24 (resolve/definition_names.h).
   // A map entry a jitdump version describes too is never a function: not a definition either.
@@ -57,7 +60,7 @@ DefinitionSite OutputFunctions::SiteOf(const CodeVersion& version) const {
   // tier of one definition.
   uint32_t line =
       version.definition_line() != 0 ? version.definition_line() : version.source_line();
-  return {object, file, function, line, version.definition_column()};
+  return {object, file, function, line, version.definition_column(), version.definition_tag()};
 }
 
 std::string_view OutputFunctions::ObjectOf(const CodeVersion& version) const {
@@ -92,10 +95,17 @@ int OutputFunctions::Identity(const CodeVersion* version, uint32_t suffix) {
   // One function per definition (resolve/definition_names.h), then Callgrind's recursion suffix.
   std::string function = FunctionName(*version);
   if (suffix) function += names_->Text(suffix);
-  FunctionKey key{names_->Intern(ObjectOf(*version)).id, names_->Intern(site.file).id,
-                  names_->Intern(function).id};
+  // Code in a shifted object (V8's builtins in Deno's stripped binary) is that object's: named
+  // by the source, written under the object at its ELF addresses, so KCachegrind's machine code
+  // view disassembles the object there.
+  uint32_t object = 0;
+  uint64_t rebase = 0;
+  if (objects_ == nullptr || !objects_->InShiftedObject(version->start(), &object, &rebase))
+    object = names_->Intern(ObjectOf(*version)).id;
+  FunctionKey key{object, names_->Intern(site.file).id, names_->Intern(function).id};
   // Neither cache grew since `cached` was taken: For and the name table touch neither.
   int out = For(key, /*jit=*/true);
+  functions_[size_t(out)].rebase = rebase;
   *cached = uint32_t(out) + 1;
   return out;
 }

@@ -23,12 +23,17 @@ namespace cg_inject {
 
 class CodeVersion;
 class NameTable;
+class ObjectCode;
 class SymbolIndex;
 
 /// One output function of the part: a resolved JIT function or an ordinary one. Per function,
 /// for the whole part; what one block gives it lives in the injector's BlockOutput.
 struct OutFunction {
   FunctionKey key;  // output names
+  // A function of a shifted object's code (ObjectCode::InShiftedObject: V8's builtins in Deno's
+  // stripped binary): its records are read at runtime addresses and written at the object's ELF
+  // addresses, this much lower.
+  uint64_t rebase = 0;
   bool jit = false;
   bool moved_in = false;  // an ordinary function that received cost from JIT blocks
   bool called = false;    // a call target: needs a block even without records
@@ -45,8 +50,10 @@ class OutputFunctions {
   /// `version_objects`: empty, or the `ob=` of each version by load order (ELF images of the
   /// JIT code; an empty entry: its source's object name). Names the definitions of every version
   /// of `index` up front, per source: a definition has one name in every image.
+  /// `objects` (may be null) tells the versions that are a shifted object's code, which go
+  /// under that object.
   OutputFunctions(const SymbolIndex& index, std::span<const std::string> version_objects,
-                  NameTable* names);
+                  NameTable* names, const ObjectCode* objects = nullptr);
 
   /// A new part: no functions.
   void Clear();
@@ -101,6 +108,7 @@ class OutputFunctions {
   const SymbolIndex& symbols_;
   std::span<const std::string> version_objects_;
   NameTable* names_;
+  const ObjectCode* objects_;
   DefinitionNames definition_names_;
   UnnamedCode unnamed_;
   static FunctionKey KeyOf(const ChunkedVector<OutFunction>& t, uint32_t i) { return t[i].key; }

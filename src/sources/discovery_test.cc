@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -68,6 +69,53 @@ TEST(DiscoveryTest, FindsEveryConventionalPlaceInOrder) {
   EXPECT_EQ(found[0].kind, SourceKind::kPerfMap);
   EXPECT_EQ(found[1].kind, SourceKind::kJitdump);
   EXPECT_FALSE(found[0].explicit_file);
+}
+
+// JavaScriptCore (Bun) names its dump after its writer thread too: jit-TID-PID.dump in
+// BUN_JSC_jitDumpDirectory, /tmp/jit-TID-PID-XXXXXX (mkstemp) without one.
+TEST(DiscoveryTest, FindsJavaScriptCoreDumpsNamedAfterTheirThread) {
+  ScopedTempDir root;
+  root.Touch("cwd/jit-4544-4525.dump");
+  root.Touch("tmp/jit-6543-4525-XyMmjS");
+  root.Touch("tmp/jit-6544-4525.dump");
+  root.Touch("extra/jit-77-4525.dump");
+  root.Touch("cwd/jit-4544-45250.dump");   // another process
+  root.Touch("cwd/jit-45-4525.dump.txt");  // not a dump's name
+  root.Touch("cwd/jit-x1-4525.dump");      // no thread id
+  root.Touch("tmp/jit-6543-4525-XyMmj");   // five letters
+  root.Touch("cwd/jit-1-4525-XyMmjS");     // mkstemp's name only in /tmp
+  DiscoveryRoots roots;
+  roots.tmp_dir = (root.path() / "tmp").string();
+  roots.cwd = (root.path() / "cwd").string();
+  roots.jit_dirs = {(root.path() / "extra").string()};
+  const std::string r = root.path().string();
+  EXPECT_THAT(Paths(DiscoverSources(4525, roots)),
+              ::testing::ElementsAre(r + "/cwd/jit-4544-4525.dump", r + "/tmp/jit-6543-4525-XyMmjS",
+                                     r + "/tmp/jit-6544-4525.dump", r + "/extra/jit-77-4525.dump"));
+}
+
+// record finds the dumps Bun wrote into its directory by the pid in their headers.
+TEST(DiscoveryTest, FindsJitdumpsByTheirHeadersPid) {
+  ScopedTempDir root;
+  auto write = [&](const std::string& name, uint32_t magic, uint32_t pid, size_t size) {
+    std::string bytes(40, '\0');
+    std::memcpy(bytes.data(), &magic, 4);
+    std::memcpy(bytes.data() + 20, &pid, 4);
+    bytes.resize(size);
+    std::ofstream(root.path() / name, std::ios::binary) << bytes;
+  };
+  write("jit-1-4525.dump", 0x4A695444, 4525, 40);
+  write("jit-2-9.dump", 0x4A695444, 4525, 40);                   // another name, this pid
+  write("jit-3-4525.dump", 0x4A695444, 4526, 40);                // this name, another pid
+  write("jit-4.dump", 0x4454694A, __builtin_bswap32(4525), 40);  // the other byte order
+  write("jit-5.dump", 0x12345678, 4525, 40);                     // no jitdump
+  write("jit-6.dump", 0x4A695444, 4525, 20);                     // cut inside the header
+  write("perf-4525.map", 0x4A695444, 4525, 40);                  // not named jit-*
+  const std::string r = root.path().string();
+  EXPECT_THAT(
+      FindJitdumpsOfProcess(r, 4525),
+      ::testing::ElementsAre(r + "/jit-1-4525.dump", r + "/jit-2-9.dump", r + "/jit-4.dump"));
+  EXPECT_THAT(FindJitdumpsOfProcess(r + "/missing", 4525), ::testing::IsEmpty());
 }
 
 TEST(DiscoveryTest, PidValues) {

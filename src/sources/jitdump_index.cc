@@ -4,6 +4,7 @@
 // jitdump.h); decoding and validation are in jitdump.cc.
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <string>
 #include <unordered_map>
 
@@ -119,6 +120,7 @@ class IndexBuilder : public JitdumpVisitor {
     v.source_line = location.line_no;
     v.definition_line = location.line_no;
     v.definition_column = location.column;
+    v.definition_tag = location.definition_tag;
     v.source = source_;
     v.timestamp = load.prefix.timestamp;
     v.code_index = load.code_index;
@@ -170,14 +172,18 @@ class IndexBuilder : public JitdumpVisitor {
   std::vector<MovedVersion> moved_;
   // code_index -> load order of the latest version of that code.
   std::unordered_map<uint64_t, size_t> by_code_index_;
-  // Scratch for BuildLineTable, reused across tables.
+  // Scratch for BuildLineTable, reused across tables; file URLs with percent escapes decoded
+  // into decoded_, kept in decoded_files_ (which never moves its strings) until the table is set.
   std::vector<std::string_view> files_;
   std::vector<LineEntry> lines_;
+  std::string decoded_;
+  std::deque<std::string> decoded_files_;
 };
 
 void IndexBuilder::BuildLineTable(const PendingTable& table, bool shift) {
   files_.clear();
   lines_.clear();
+  decoded_files_.clear();
   const uint64_t delta = shift ? kElfHeaderOffset : 0;
   bool lead = false;
   for (const JitdumpDebugEntry& e : table.entries) {
@@ -199,9 +205,12 @@ void IndexBuilder::BuildLineTable(const PendingTable& table, bool shift) {
       lines_.push_back(line);
       continue;
     }
-    auto file = std::find(files_.begin(), files_.end(), e.file);
+    // V8 names a module's lines by its URL (Deno, ES modules): the path, as in its names.
+    std::string_view name = FileUrlPath(e.file, &decoded_);
+    if (name.data() == decoded_.data()) name = decoded_files_.emplace_back(decoded_);
+    auto file = std::find(files_.begin(), files_.end(), name);
     line.file_index = static_cast<uint32_t>(file - files_.begin());
-    if (file == files_.end()) files_.push_back(e.file);
+    if (file == files_.end()) files_.push_back(name);
     lines_.push_back(line);
   }
   std::stable_sort(lines_.begin(), lines_.end(),

@@ -387,6 +387,29 @@ TEST_F(JitdumpTest, MoveKeepsTheFunction) {
   EXPECT_GT(moved.load_order(), original.load_order());
 }
 
+// Deno's V8 names a module's lines by its URL, as it names the module in the code's name: the
+// line table's file is the path too, so a function is one file (issue 34: `fib` came out twice,
+// under file:///w/prog.js from its lines and /w/prog.js from its name).
+TEST_F(JitdumpTest, FileUrlsInLineTablesArePaths) {
+  JitdumpBuilder b;
+  b.Header()
+      .DebugInfo(1, kCode,
+                 {{kCode, 2, 0, "file:///w/prog.js"},
+                  {kCode + 4, 3, 0, "file:///w/a%20b.js"},
+                  {kCode + 6, 4, 0, "ext:core/01_core.js"}})
+      .CodeLoad(2, kCode, std::string(8, '\x90'), "JS:*'fib file:///w/prog.js:2:13", 5);
+  Read(b.bytes());
+  const CodeVersion& v = index_.version(0);
+  EXPECT_EQ(v.source_file(), "/w/prog.js");
+  EXPECT_EQ(v.function_name(), "fib");
+  EXPECT_EQ(v.raw_name(), "JS:*'fib file:///w/prog.js:2:13");
+  ASSERT_EQ(v.lines().size(), 3u);
+  ASSERT_EQ(v.files().size(), 3u);
+  EXPECT_EQ(v.files()[v.lines()[0].file_index], "/w/prog.js");
+  EXPECT_EQ(v.files()[v.lines()[1].file_index], "/w/a b.js");
+  EXPECT_EQ(v.files()[v.lines()[2].file_index], "ext:core/01_core.js");
+}
+
 TEST_F(JitdumpTest, MoveOfUnknownCodeIsAWarning) {
   JitdumpBuilder b;
   b.Header().CodeMove(4, kCode, kCode + 0x1000, 8, 5);

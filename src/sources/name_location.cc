@@ -1,8 +1,12 @@
 // Name conventions of JIT runtimes, as they write them into perf maps and jitdumps:
 //   CPython 3.12+ perf trampolines   py::QUALNAME:FILE            (Python/perf_trampoline.c)
-//   V8 --perf-basic-prof/--perf-prof  KIND:[TIER]NAME FILE:LINE[:COL], KIND one of LazyCompile,
-//                                     Function, JS, Script, Eval, ...; TIER one of ~ ^ + * -
-//                                     (interpreted, baseline, maglev, turbofan, ...)
+//   V8 --perf-basic-prof/--perf-prof  KIND:[o][TIER][']NAME FILE:LINE[:COL], KIND one of
+//                                     LazyCompile, Function, JS, Script, Eval, ...; TIER one of
+//                                     ~ ^ + * - (interpreted, baseline, maglev, turbofan, ...);
+//                                     o: on-stack replacement, ': context-specialized (V8 12+);
+//                                     FILE may be a file:///abs/path.js URL (Deno, ES modules)
+//   JavaScriptCore --useJITDump       JSC-TIER: NAME#HASH for a JS function's code (TIER
+//                                     Baseline, DFG, FTL), JSC-KIND: WHAT for the rest
 //   LuaJIT                            TRACE_N::FILE:LINE
 //   MoarVM                            NAME(FILE:LINE)
 //   PHP opcache JIT, function mode    JIT$NAME, JIT$/path/script.php (the main script), JIT$$stub
@@ -17,16 +21,85 @@
 //   Ruby YJIT / ZJIT                  [[JIT] |zjit::]LABEL@PATH:LINE (yjit iseq_get_location)
 //   any runtime                       "(null)": printf's text for a null name
 // Each row is one function; the first row that accepts a name wins. Names without a convention
-// (Julia `julia_f_12`, .NET signatures, wasmtime Rust paths, V8 builtins) stay as they are.
+// (Julia `julia_f_12`, .NET signatures, wasmtime Rust paths, V8 builtins, JSC's thunks) stay as
+// they are.
 #include "sources/name_location.h"
 
 #include <array>
 #include <charconv>
 
 namespace cg_inject {
+
+NameLocation& NameLocation::operator=(const NameLocation& other) {
+  if (this == &other) return *this;
+  const bool owned = !other.decoded_file.empty() && other.file.data() == other.decoded_file.data();
+  function = other.function;
+  decoded_file = other.decoded_file;
+  file = owned ? std::string_view(decoded_file) : other.file;
+  line_no = other.line_no;
+  column = other.column;
+  definition_tag = other.definition_tag;
+  convention = other.convention;
+  return *this;
+}
+
+NameLocation& NameLocation::operator=(NameLocation&& other) noexcept {
+  if (this == &other) return *this;
+  // Checked before the move: a short decoded path lives inside the string object itself.
+  const bool owned = !other.decoded_file.empty() && other.file.data() == other.decoded_file.data();
+  function = std::move(other.function);
+  decoded_file = std::move(other.decoded_file);
+  file = owned ? std::string_view(decoded_file) : other.file;
+  line_no = other.line_no;
+  column = other.column;
+  definition_tag = other.definition_tag;
+  convention = other.convention;
+  return *this;
+}
+
 namespace {
 
 constexpr bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A local file URL (RFC 8089: `file:///abs/path.js`, or `file://localhost/abs/path.js`), as
+// Deno and Node's ES modules name their scripts, becomes the path it names, so consumers find the
+// source (callgrind_annotate and KCachegrind open `fl=` as a path). The path is a piece of the
+// URL unless it has percent escapes (`%20` for a blank), which are decoded into `*decoded`; an
+// escape that is no byte, or a NUL, is kept as written. Other schemes (`ext:`, `node:`,
+// `https:`) name modules, not files here, and stay as they are.
+void ReadFileUrl(std::string_view* file, std::string* decoded) {
+  std::string_view path = *file;
+  if (path.starts_with("file:///")) {
+    path.remove_prefix(7);
+  } else if (path.starts_with("file://localhost/")) {
+    path.remove_prefix(16);
+  } else {
+    return;
+  }
+  if (path.find('%') == std::string_view::npos) {
+    *file = path;
+    return;
+  }
+  decoded->clear();
+  for (size_t i = 0; i < path.size(); ++i) {
+    const int high = path[i] == '%' && i + 2 < path.size() ? HexValue(path[i + 1]) : -1;
+    const int low = high >= 0 ? HexValue(path[i + 2]) : -1;
+    if (low >= 0 && (high | low) != 0) {
+      decoded->push_back(static_cast<char>(high * 16 + low));
+      i += 2;
+    } else {
+      decoded->push_back(path[i]);
+    }
+  }
+  *file = *decoded;
+}
 
 // Parses a whole string of decimal digits that fits in uint32_t and is not 0.
 bool ParseLineNo(std::string_view text, uint32_t* line_no) {
@@ -87,8 +160,17 @@ bool ParseV8(std::string_view name, NameLocation* out) {
   }
   if (kind.empty()) return false;
   std::string_view rest = name.substr(kind.size());
-  if (!rest.empty() && std::string_view("~^+*-").find(rest[0]) != std::string_view::npos) {
+  // The tier marks of V8 15 (Deno 2.9; src/objects/code-kind.cc CodeKindToMarker, logging/
+  // log.cc): `o` before the tier for on-stack-replacement code (Deno's map had `JS:o+sumTo` and
+  // `JS:o*sumTo` exactly for the loop that --trace-osr said V8 entered by OSR), `'` after Maglev's
+  // `+` or TurboFan's `*` for code specialized to one function context (`JS:+'fib`). Every tier
+  // of a function is that function.
+  auto is_tier = [](char c) { return std::string_view("~^+*-").find(c) != std::string_view::npos; };
+  if (rest.size() > 1 && rest[0] == 'o' && is_tier(rest[1])) rest.remove_prefix(1);
+  if (!rest.empty() && is_tier(rest[0])) {
+    const bool optimized = rest[0] == '+' || rest[0] == '*';
     rest.remove_prefix(1);
+    if (optimized && rest.starts_with('\'')) rest.remove_prefix(1);
   }
   // The location is the last blank-separated token; function names may contain blanks
   // ("get length"), file names in practice do not.
@@ -117,8 +199,36 @@ bool ParseV8(std::string_view name, NameLocation* out) {
   } else {
     out->function = std::string(function);
   }
+  ReadFileUrl(&file, &out->decoded_file);
   out->file = file;
   out->line_no = line_no;
+  return true;
+}
+
+// JavaScriptCore's jitdump names (Bun's BUN_JSC_useJITDump=1; LinkBuffer::logJITCodeForJITDump):
+// "JSC-" + the code's kind + ": " + what it is. A JS function's code, in each of the tiers
+// Baseline, DFG and FTL, is CodeBlock::dumpSimpleName's `NAME#HASH`: the inferred name (empty for
+// an anonymous function; `<global>`, `<eval>`, `<module>` for top-level code) and a hash of the
+// source text, `<no-hash>` when there is none. Every tier of one function is that function; the
+// hash tells two functions of one name apart (DefinitionNames shows it only then). The last '#'
+// starts the hash: a private method's name has one of its own (`#secret#AbCdEf`). Thunks, inline
+// caches and the LLInt's entries (`JSC-Thunk: DefaultCall`, `JSC-LLIntThunk: function for call`)
+// are readable already and keep their whole name.
+bool ParseJsc(std::string_view name, NameLocation* out) {
+  if (!name.starts_with("JSC-")) return false;
+  std::string_view rest;
+  for (std::string_view kind : {std::string_view("JSC-Baseline: "), std::string_view("JSC-DFG: "),
+                                std::string_view("JSC-FTL: ")}) {
+    if (name.starts_with(kind)) rest = name.substr(kind.size());
+  }
+  if (rest.empty()) return false;
+  const size_t hash = rest.rfind('#');
+  std::string_view function = rest.substr(0, hash);
+  if (hash != std::string_view::npos && hash + 1 < rest.size() &&
+      rest.substr(hash) != "#<no-hash>") {
+    out->definition_tag = rest.substr(hash);
+  }
+  out->function = function.empty() ? "(anonymous)" : std::string(function);
   return true;
 }
 
@@ -332,9 +442,10 @@ struct Convention {
   bool (*parse)(std::string_view, NameLocation*);
 };
 
-constexpr std::array<Convention, 11> kConventions = {{
+constexpr std::array<Convention, 12> kConventions = {{
     {"cpython", ParseCpython},
     {"v8", ParseV8},
+    {"jsc", ParseJsc},
     {"luajit", ParseLuaJit},
     {"php", ParsePhp},
     {"php", ParsePhpTrace},
@@ -347,6 +458,11 @@ constexpr std::array<Convention, 11> kConventions = {{
 }};
 
 }  // namespace
+
+std::string_view FileUrlPath(std::string_view file, std::string* decoded) {
+  ReadFileUrl(&file, decoded);
+  return file;
+}
 
 NameLocation ParseNameLocation(std::string_view name) {
   NameLocation location;

@@ -39,6 +39,50 @@ constexpr Case kCases[] = {
     {"JS:*fib /app/main.js:1:13", "fib", "/app/main.js", 1, "v8"},         // newer V8, made up
     {"JS:~get length /app/a.js:7:3", "get length", "/app/a.js", 7, "v8"},  // made up
     {"LazyCompile:~ /app/a.js:3", "(anonymous)", "/app/a.js", 3, "v8"},    // made up
+    // V8 15 in Deno 2.9 (captured from tests/data/deno/prog.js, tests/data/deno): tier marks
+    // with OSR's `o` before and context specialization's `'` after the tier; every tier is the
+    // function. Scripts are file:// URLs, the runtime's own modules ext: ones.
+    {"JS:~fib file:///work/d/prog.js:2:13", "fib", "/work/d/prog.js", 2, "v8"},
+    {"JS:^fib file:///work/d/prog.js:2:13", "fib", "/work/d/prog.js", 2, "v8"},
+    {"JS:+'fib file:///work/d/prog.js:2:13", "fib", "/work/d/prog.js", 2, "v8"},
+    {"JS:*'fib file:///work/d/prog.js:2:13", "fib", "/work/d/prog.js", 2, "v8"},
+    {"JS:o+sumTo file:///work/d/prog.js:5:15", "sumTo", "/work/d/prog.js", 5, "v8"},
+    {"JS:o*sumTo file:///work/d/prog.js:5:15", "sumTo", "/work/d/prog.js", 5, "v8"},
+    {"Script:~ file:///work/d/prog.js:1:1", "(script)", "/work/d/prog.js", 1, "v8"},
+    {"JS:~ ext:runtime_main/js/99_main.js:1:10206", "(anonymous)", "ext:runtime_main/js/99_main.js",
+     1, "v8"},
+    {"JS:^defineGlobalProperties ext:core/01_core.js:940:34", "defineGlobalProperties",
+     "ext:core/01_core.js", 940, "v8"},
+    // Made up: a function named o, interpreted and not; `'` only after an optimized tier; other
+    // schemes stay; percent escapes are decoded, broken ones kept; file://localhost/.
+    {"JS:~o /a.js:3:1", "o", "/a.js", 3, "v8"},
+    {"JS:o /a.js:3:1", "o", "/a.js", 3, "v8"},
+    {"JS:*o /a.js:3:1", "o", "/a.js", 3, "v8"},
+    {"JS:~'q /a.js:3:1", "'q", "/a.js", 3, "v8"},
+    {"JS:*f node:internal/util:10:3", "f", "node:internal/util", 10, "v8"},
+    {"JS:*f https://deno.land/std/fmt/colors.ts:7:1", "f", "https://deno.land/std/fmt/colors.ts", 7,
+     "v8"},
+    {"JS:*f file:///tmp/a%20b/c%2Bd.js:3:1", "f", "/tmp/a b/c+d.js", 3, "v8"},
+    {"JS:*f file:///tmp/100%25.js:3:1", "f", "/tmp/100%.js", 3, "v8"},
+    {"JS:*f file:///tmp/x%zz%4.js:3:1", "f", "/tmp/x%zz%4.js", 3, "v8"},
+    {"JS:*f file:///tmp/x%00.js:3:1", "f", "/tmp/x%00.js", 3, "v8"},
+    {"JS:*f file://localhost/tmp/x.js:3:1", "f", "/tmp/x.js", 3, "v8"},
+    {"JS:*f file://host/tmp/x.js:3:1", "f", "file://host/tmp/x.js", 3, "v8"},
+    // JavaScriptCore in Bun 1.x (captured from tests/data/bun/prog.js): every tier of a JS
+    // function is the function; thunks, inline caches and LLInt entries keep their names.
+    {"JSC-Baseline: fib#EoE7sP", "fib", "", 0, "jsc"},
+    {"JSC-DFG: fib#EoE7sP", "fib", "", 0, "jsc"},
+    {"JSC-FTL: fib#EoE7sP", "fib", "", 0, "jsc"},
+    {"JSC-Thunk: DefaultCall", "JSC-Thunk: DefaultCall", "", 0, ""},
+    {"JSC-LLIntThunk: function for call", "JSC-LLIntThunk: function for call", "", 0, ""},
+    {"JSC-InlineCache: GetById Load handler", "JSC-InlineCache: GetById Load handler", "", 0, ""},
+    {"JSC-DFGOSREntry: unspecified", "JSC-DFGOSREntry: unspecified", "", 0, ""},
+    // Made up in CodeBlock::dumpSimpleName's shapes.
+    {"JSC-Baseline: #AbCdEf", "(anonymous)", "", 0, "jsc"},
+    {"JSC-DFG: <global>#AbCdEf", "<global>", "", 0, "jsc"},
+    {"JSC-FTL: #secret#AbCdEf", "#secret", "", 0, "jsc"},
+    {"JSC-FTL: f#<no-hash>", "f", "", 0, "jsc"},
+    {"JSC-DFG: ", "JSC-DFG: ", "", 0, ""},
     // V8 kinds without a location stay whole.
     {"Builtin:ArrayPrototypePush", "Builtin:ArrayPrototypePush", "", 0, ""},
     {"BytecodeHandler:ForInContinue.Wide", "BytecodeHandler:ForInContinue.Wide", "", 0, ""},
@@ -144,6 +188,40 @@ TEST(NameLocationTest, TracesOfOneFunctionAreOneDefinition) {
   EXPECT_EQ(a.line_no, b.line_no);
   EXPECT_EQ(a.line_no, f.line_no);
   EXPECT_EQ(a.file, b.file);
+}
+
+// JavaScriptCore's hash is the definition's tag; a V8 name needs none (it has a position).
+TEST(NameLocationTest, JscHashIsTheDefinitionTag) {
+  std::string name = "JSC-DFG: fib#EoE7sP";
+  NameLocation location = ParseNameLocation(name);
+  EXPECT_EQ(location.definition_tag, "#EoE7sP");
+  EXPECT_EQ(location.definition_tag.data(), name.data() + 12);
+  EXPECT_EQ(ParseNameLocation("JSC-FTL: #secret#AbCdEf").definition_tag, "#AbCdEf");
+  EXPECT_EQ(ParseNameLocation("JSC-FTL: f#<no-hash>").definition_tag, "");
+  EXPECT_EQ(ParseNameLocation("JSC-FTL: f#").definition_tag, "");
+  EXPECT_EQ(ParseNameLocation("JSC-FTL: f").definition_tag, "");
+  EXPECT_EQ(ParseNameLocation("JS:*'fib file:///a.js:2:13").definition_tag, "");
+}
+
+// A file URL without escapes is a piece of the name; a decoded one lives in the location, and
+// every copy or move points at its own (short paths live inside the string object).
+TEST(NameLocationTest, DecodedFileFollowsCopiesAndMoves) {
+  std::string plain = "JS:*f file:///tmp/x.js:3:1";
+  EXPECT_EQ(ParseNameLocation(plain).file.data(), plain.data() + 13);
+  NameLocation a = ParseNameLocation("JS:*f file:///a%20b.js:3:1");
+  ASSERT_EQ(a.file, "/a b.js");
+  NameLocation copy = a;
+  NameLocation assigned;
+  assigned = a;
+  NameLocation moved = std::move(a);
+  for (const NameLocation* l : {&copy, &assigned, &moved}) {
+    EXPECT_EQ(l->file, "/a b.js");
+    EXPECT_EQ(l->file.data(), l->decoded_file.data());
+  }
+  NameLocation b = ParseNameLocation(plain);
+  NameLocation c;
+  c = std::move(b);
+  EXPECT_EQ(c.file.data(), plain.data() + 13);
 }
 
 TEST(NameLocationTest, FileViewPointsIntoName) {

@@ -175,6 +175,7 @@ PerfMapStats ReadPerfMap(std::string_view bytes, std::string_view path, uint32_t
     version.source_line = location.line_no;
     version.definition_line = location.line_no;
     version.definition_column = location.column;
+    version.definition_tag = location.definition_tag;
     version.source = source;
     index->Add(version);
     ++stats.entries;

@@ -42,7 +42,11 @@ void VersionStore::AppendSuffix(std::string* out, uint8_t kind, std::string_view
     out->push_back(':');
     out->append(digits, end);
   };
-  out->push_back(kind == CodeVersion::kSuffixSpace ? ' ' : ':');
+  if (kind == CodeVersion::kSuffixFileUrl) {
+    out->append(" file://");
+  } else {
+    out->push_back(kind == CodeVersion::kSuffixSpace ? ' ' : ':');
+  }
   out->append(file);
   if (line != 0) {
     number(line);
@@ -78,7 +82,9 @@ CodeVersion* VersionStore::Fill(size_t i, const CodeVersionSpec& spec, uint32_t 
   const std::string_view raw = spec.raw_name;
   size_t head = raw.size();
   if (!side && v->file_ != 0 && !spec.function_name.empty()) {
-    for (uint8_t kind : {CodeVersion::kSuffixSpace, CodeVersion::kSuffixColon}) {
+    // Deno's `JS:*f file:///app/f.js:3:1` names the path `/app/f.js`: the URL is rebuilt.
+    for (uint8_t kind :
+         {CodeVersion::kSuffixSpace, CodeVersion::kSuffixColon, CodeVersion::kSuffixFileUrl}) {
       suffix_.clear();
       AppendSuffix(&suffix_, kind, spec.source_file, spec.definition_line, spec.definition_column);
       if (raw.size() > suffix_.size() && raw.ends_with(suffix_)) {
@@ -91,6 +97,12 @@ CodeVersion* VersionStore::Fill(size_t i, const CodeVersionSpec& spec, uint32_t 
   const std::string_view stored = arena.Copy(raw.substr(0, head));
   v->name_ = stored.data();
   v->name_size_ = static_cast<uint32_t>(stored.size());
+  // A tag that ends the name whole (no suffix is cut off) is found again from the stored name
+  // alone: a bit instead of another view per version.
+  const std::string_view tag = spec.definition_tag;
+  if (!tag.empty() && tag[0] == '#' && head == raw.size() && stored.ends_with(tag) &&
+      stored.rfind('#') == stored.size() - tag.size())
+    v->flags_ |= CodeVersion::kHasTag;
   // The readable name is usually a piece of the raw one (`LazyCompile:~f ...` gives `f`) and then
   // costs nothing more; made-up ones (`(anonymous)`) repeat and are interned. Any occurrence will
   // do: equal bytes are an equal name.
@@ -188,6 +200,12 @@ uint32_t CodeVersion::definition_column() const {
   return s ? s->column : column_or_side_;
 }
 
+std::string_view CodeVersion::definition_tag() const {
+  if (!(flags_ & kHasTag)) return {};
+  std::string_view stored = stored_name();
+  return stored.substr(stored.rfind('#'));
+}
+
 uint32_t CodeVersion::load_order() const {
   const VersionStore::ChunkHeader& header = VersionStore::HeaderOf(*this);
   const auto* first = reinterpret_cast<const char*>(&header) + VersionStore::kHeaderBytes;
@@ -248,6 +266,9 @@ CodeVersionSpec CodeVersion::Spec(std::string* raw_name_buffer) const {
   spec.source_line = source_line();
   spec.definition_line = line_;
   spec.definition_column = definition_column();
+  spec.definition_tag = definition_tag();
+  if (!spec.definition_tag.empty())
+    spec.definition_tag = spec.raw_name.substr(spec.raw_name.size() - spec.definition_tag.size());
   spec.source = source_;
   spec.timestamp = timestamp();
   spec.code_index = code_index();

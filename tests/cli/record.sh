@@ -6,10 +6,11 @@
 # command line and environment given to valgrind, the files moved beside the profile, the exit
 # status, --clean, the messages for a missing map and for a program without JIT code, signals;
 # the runtimes' switches and Valgrind options, launcher scripts followed with --trace-children,
-# the empty profile of a process that exec'd away, a missing or non-executable PROGRAM, -q;
-# record's own files (issue 36): two runs into one -o DIR, a move cut short by a full disk, a
-# PROGRAM whose path holds a line break, a --valgrind script without its interpreter, SIGKILL to
-# record, a launcher that leaves its program running in the background.
+# the empty profile of a process that exec'd away, a missing or non-executable PROGRAM, -q; Bun's
+# jitdump in record's directory, found by its header's pid, and the warning for one its writer
+# thread had not finished; record's own files (issue 36): two runs into one -o DIR, a move cut
+# short by a full disk, a PROGRAM whose path holds a line break, a --valgrind script without its
+# interpreter, SIGKILL to record, a launcher that leaves its program running in the background.
 # record looks PROGRAM up before it starts Valgrind: the programs named here are copies of
 # /bin/true (ELF files, so not launcher scripts) in $scratch/bin, first in PATH.
 source "$(dirname "$0")/lib.sh"
@@ -22,13 +23,25 @@ for a; do case $a in --callgrind-out-file=*) pattern=${a#*=} ;; esac; done
 out=${pattern/\%p/$$}
 printf '%s\n' "$@" >"$FAKE_DIR/args"
 env >"$FAKE_DIR/env"
-# The ini file record lists in PHP_INI_SCAN_DIR exists while the program runs.
+# The ini file record lists in PHP_INI_SCAN_DIR, and Bun's preload, exist while the program runs.
 ini=${PHP_INI_SCAN_DIR##*:}
 [ -n "$ini" ] && cat "$ini/cg-inject.ini" >"$FAKE_DIR/ini" 2>/dev/null
+[ -n "${BUN_OPTIONS:-}" ] && cat "${BUN_OPTIONS#--preload=}" >"$FAKE_DIR/preload" 2>/dev/null
+# A jitdump as Bun writes it: in BUN_JSC_jitDumpDirectory, named after its writer thread, the
+# process's pid in its header (the capture's is 24022); `bun-cut` keeps its first 2000 bytes.
+bun_dump() {
+  local dump=$BUN_JSC_jitDumpDirectory/jit-777-$$.dump
+  cp "$FAKE_DATA/jit-24022.dump" "$dump"
+  [ "$1" = cut ] && truncate -s 2000 "$dump"
+  printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($$ & 255)) $(($$ >> 8 & 255)) \
+    $(($$ >> 16 & 255)) $(($$ >> 24)))" | dd of="$dump" bs=1 seek=20 conv=notrunc status=none
+}
 case $FAKE_MODE in
   jit) zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out"
     cp "$FAKE_DATA/perf-24022.map" "/tmp/perf-$$.map"
     cp "$FAKE_DATA/jit-24022.dump" "jit-$$.dump" ;;
+  bun) zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out"; bun_dump whole ;;
+  bun-cut) zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out"; bun_dump cut ;;
   nomap) zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out" ;;
   # A map another process with this pid left behind an hour ago.
   stale) zstd -qdc "$FAKE_DATA/callgrind.out.zst" >"$out"
@@ -78,7 +91,7 @@ FAKE
 chmod +x "$fake"
 export FAKE_DIR=$scratch FAKE_DATA=$data
 mkdir -p "$scratch/bin"
-for p in node java php erl mono; do cp /bin/true "$scratch/bin/$p"; done
+for p in node deno bun java php erl mono; do cp /bin/true "$scratch/bin/$p"; done
 export PATH=$scratch/bin:$PATH
 work=$scratch/work
 mkdir -p "$work"
@@ -114,7 +127,7 @@ FAKE_MODE=jit FAKE_EXIT=5 record 5 -o out -- --separate-threads=no -- node app.j
   grep -qx 'MONO_ENV_OPTIONS=--jitmap' "$scratch/env" || fail "MONO_ENV_OPTIONS"
   # PHP: an ini directory of record's own after the default one (the empty entry), gone after.
   ini_dir=$(sed -n 's/^PHP_INI_SCAN_DIR=://p' "$scratch/env")
-  [[ $ini_dir == /tmp/cg-inject-ini.* ]] || fail "PHP_INI_SCAN_DIR: $(grep PHP_INI "$scratch/env")"
+  [[ $ini_dir == /tmp/cg-inject-run.* ]] || fail "PHP_INI_SCAN_DIR: $(grep PHP_INI "$scratch/env")"
   [[ ! -e $ini_dir ]] || fail "the ini directory $ini_dir was left behind"
   grep -qx 'opcache.jit_debug=0x30' "$scratch/ini" && grep -qx 'opcache.enable_cli=1' \
     "$scratch/ini" || fail "the PHP ini file: $(cat "$scratch/ini")"
@@ -181,6 +194,36 @@ FAKE_MODE=nomap record 1 -o off --no-runtime-env=node -- node app.js && {
 FAKE_MODE=twin FAKE_EXIT=0 record 0 -o twin-out -- ./twin && {
   grep -q "^cg-inject: note: pid [0-9]* (./twin) ran no JIT code" "$scratch/err" ||
     fail "no note for a program without JIT code: $(cat "$scratch/err")"
+}
+
+# Deno: V8's flags. Bun: a jitdump into record's directory (the PHP ini's), where a dump of
+# this process, by its header's pid, is moved beside the profile; and the exit wait preloaded.
+FAKE_MODE=bun record 0 -o bun -- bun app.js && {
+  pid=$(pid_of bun)
+  grep -qx 'DENO_V8_FLAGS=--perf-basic-prof,--perf-prof,--interpreted-frames-native-stack' "$scratch/env" || fail "DENO_V8_FLAGS"
+  grep -qx 'BUN_JSC_useJITDump=1' "$scratch/env" || fail "BUN_JSC_useJITDump"
+  bun_dir=$(sed -n 's/^BUN_JSC_jitDumpDirectory=//p' "$scratch/env")
+  [[ $bun_dir == /tmp/cg-inject-run.* && $bun_dir == "$(sed -n 's/^PHP_INI_SCAN_DIR=://p' \
+    "$scratch/env")" ]] || fail "BUN_JSC_jitDumpDirectory: $bun_dir"
+  grep -qx "BUN_OPTIONS=--preload=$bun_dir/cg-inject-bun-exit.js" "$scratch/env" ||
+    fail "BUN_OPTIONS: $(grep BUN_OPTIONS "$scratch/env")"
+  grep -q 'process.on("exit"' "$scratch/preload" || fail "no exit wait preloaded"
+  expected="--tool=callgrind --dump-instr=yes --callgrind-out-file=$work/bun/callgrind.out.%p"
+  expected+=" --fair-sched=yes bun app.js"
+  [[ $(tr '\n' ' ' <"$scratch/args") == "$expected " ]] ||
+    fail "bun's valgrind arguments: $(tr '\n' ' ' <"$scratch/args")"
+  [[ -s bun/jit-777-$pid.dump && ! -e $bun_dir ]] || fail "the dump was not moved: $(ls bun)"
+  grep -q "^cg-inject: using jitdump bun/jit-777-$pid.dump" "$scratch/err" ||
+    fail "not injected with Bun's dump: $(cat "$scratch/err")"
+  ! grep -q 'warning: pid' "$scratch/err" || fail "a whole dump was warned about: $(cat "$scratch/err")"
+}
+# A dump that ends before the code that ran: used, and what is missing said with the workaround.
+FAKE_MODE=bun-cut record 0 -o bun-cut -- bun app.js && {
+  pid=$(pid_of bun-cut)
+  grep -q "^cg-inject: warning: pid $pid (bun): [0-9.]*% of the cost stayed in unnamed JIT code: JavaScriptCore writes its jitdump on a thread of its own and the process ended before that thread had written it all (bun-cut/jit-777-$pid.dump has [0-9]* code records and ends inside the next one ([0-9]* bytes of it))$" "$scratch/err" ||
+    fail "incomplete-dump warning: $(cat "$scratch/err")"
+  grep -q "keep the program alive a few seconds at its end (\`await Bun.sleep(3000)\`)" \
+    "$scratch/err" || fail "no workaround: $(cat "$scratch/err")"
 }
 
 # Each runtime's switch is turned off by name; --no-runtime-env=php writes no ini directory.

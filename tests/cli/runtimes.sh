@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The stored PHP, Erlang, Java and Mono captures (tests/data/{php,erlang,java,mono}: their programs under
+# The stored PHP, Erlang, Java, Mono, Deno and Bun captures (tests/data/{php,erlang,java,mono,deno,bun}: their programs under
 # Valgrind 3.19 with the switches `cg-inject record` sets; CMDLINE.txt in each says how). After
 # injection: the totals are unchanged, the cost in unnamed JIT code that the map or dump covers
 # is gone (no unnamed block inside a map entry above 0.1% of the total), and the program's
@@ -87,4 +87,88 @@ check java "$java/callgrind.out.zst" "$java"/perf-*.map --perf-map "$java"/perf-
 mono=$data/mono
 check mono "$mono/callgrind.out.zst" "$mono"/perf-*.map --perf-map "$mono"/perf-*.map -- \
   ':Probe\.Calc:Fib \(int\) \[' ':Probe\.Calc:Sum \(int\[\]\) \[' ':Probe\.Program:Main \(\) \['
+# Deno 2.9 (V8 15), from its map and from its dump: every tier of a function (OSR's `o` and
+# context specialization's `'` included) is that function, in its script's path (both name it by
+# a file:// URL, the dump's line tables too), the two `area` methods told apart by their lines.
+deno=$data/deno
+for kind in map dump; do
+  if [[ $kind == map ]]; then
+    sources=(--perf-map "$deno"/perf-*.map)
+  else
+    sources=(--jitdump "$deno"/jit-*.dump.zst)
+  fi
+  check deno-$kind "$deno/callgrind.out.zst" "$deno"/perf-*.map "${sources[@]}" -- \
+    ' /tmp/cg-inject-e2e-deno/prog\.js:fib \[' ' /tmp/cg-inject-e2e-deno/prog\.js:sumTo \[' \
+    ' /tmp/cg-inject-e2e-deno/prog\.js:main \[' ' /tmp/cg-inject-e2e-deno/prog\.js:area:11 \[' \
+    ' /tmp/cg-inject-e2e-deno/prog\.js:area:12 \['
+  grep -qE "file://|:(o?[~^+*]'?|')(fib|sumTo|main|area)[ :]" "$scratch/deno-$kind.ann" &&
+    fail "deno-$kind: a tier mark or a file URL is left"
+  [[ $(grep -cE ':fib \[' "$scratch/deno-$kind.ann") == 1 ]] || fail "deno-$kind: fib is not one function"
+done
+# V8's builtins and bytecode handlers in the stripped binary the capture ran (scripts/js-runtimes.sh
+# puts it where it was): named as the map names them, under the binary, at its ELF addresses
+# (the map's runtime address minus Valgrind's PIE base 0x108000).
+deno_bin=/var/cache/cg-inject/js/node_modules/@deno/linux-x64-glibc/deno
+if [[ -f $deno_bin ]]; then
+  grep -qE '^ *[0-9,]+ .*:BytecodeHandler:[A-Za-z]+ \[/var/cache/.*/deno\]' "$scratch/deno-map.self" ||
+    fail "deno: no bytecode handler named in the binary"
+  python3 - "$scratch/deno-map.out" "$deno"/perf-*.map <<'PY' || fail "deno: builtins not at their ELF addresses"
+import bisect, re, sys
+entries = sorted((int(l.split()[0], 16), int(l.split()[1], 16), l.split(' ', 2)[2].strip())
+                 for l in open(sys.argv[2]) if l.strip())
+starts = [e[0] for e in entries]
+names, obs, fn, ob, addr, checked = {}, {}, None, None, 0, 0
+for line in open(sys.argv[1]):
+    m = re.match(r'(c?fn|c?ob)=\((\d+)\)(?: (.*))?$', line.rstrip('\n'))
+    if m:
+        table = names if m.group(1).endswith('fn') else obs
+        if m.group(3): table[m.group(2)] = m.group(3)
+        if m.group(1) == 'fn': fn = names[m.group(2)]
+        if m.group(1) == 'ob': ob = obs[m.group(2)]
+        continue
+    if line.startswith('calls='):
+        continue
+    if line[:1] not in '0123456789+-*' or not fn or not ob.endswith('/deno'):
+        continue
+    tok = line.split()[0]
+    addr = int(tok, 16) if tok.startswith('0x') else addr + int(tok) if tok[0] in '+-' else addr
+    name = fn.split("'")[0]
+    if not name.startswith(('Builtin:', 'BytecodeHandler:')):
+        continue
+    i = bisect.bisect_right(starts, addr + 0x108000) - 1
+    assert i >= 0 and addr + 0x108000 < starts[i] + entries[i][1] and entries[i][2] == name, \
+        f"{name} at {addr:#x}: the map has {entries[i][2] if i >= 0 else None} at {addr + 0x108000:#x}"
+    checked += 1
+assert checked > 1000, f"only {checked} cost lines of builtins"
+print(f"deno: {checked} cost lines of builtins at their ELF addresses")
+PY
+else
+  echo "note: $deno_bin is absent (scripts/js-runtimes.sh install): builtins not checked"
+fi
+
+# Bun 1.4 (JavaScriptCore): JSC-Baseline/DFG/FTL of a function are one function named as in the
+# source, the hash only on the two methods named `area`; thunks keep their names. Its dump
+# (jit-TID-PID.dump, TID the writer thread's) is found by the profile's pid in a --jit-dir.
+bun=$data/bun
+python3 - "$bun"/jit-*.dump >"$scratch/bun.map" <<'PY'
+import struct, sys
+data = open(sys.argv[1], 'rb').read()
+pos = struct.unpack_from('<I', data, 8)[0]
+while pos + 16 <= len(data):
+    rid, size = struct.unpack_from('<II', data, pos)
+    if rid == 0:
+        _, _, vma, addr, csize, _ = struct.unpack_from('<IIQQQQ', data, pos + 16)
+        name = data[pos + 56:data.index(b'\0', pos + 56)].decode()
+        print(f"{addr:x} {csize:x} {name}")
+    pos += size
+PY
+check bun "$bun/callgrind.out.zst" "$scratch/bun.map" --jitdump "$bun"/jit-*.dump -- \
+  ' \?\?\?:fib \[' ' \?\?\?:sumTo \[' ' \?\?\?:main \[' ' \?\?\?:area#[A-Za-z0-9]{6} \[' \
+  ' \?\?\?:JSC-Thunk: [A-Za-z]+ \['
+expect_exit 0 "$CG_INJECT" -i "$scratch/bun.raw" --jit-dir "$bun" -o "$scratch/bun-found.out" &&
+  { grep -q "^cg-inject: using jitdump $bun/jit-5613-5610.dump" "$scratch/err" ||
+    fail "bun: the dump was not found by the profile's pid: $(head -3 "$scratch/err")"; }
+[[ $(grep -cE ':area#[A-Za-z0-9]{6} \[' "$scratch/bun.ann") == 2 ]] || fail "bun: two area methods expected"
+grep -qE 'JSC-(Baseline|DFG|FTL)|:(fib|sumTo|main)#' "$scratch/bun.ann" && fail "bun: a tier or hash is left"
+[[ $(grep -cE ':fib \[' "$scratch/bun.ann") == 1 ]] || fail "bun: fib is not one function"
 finish

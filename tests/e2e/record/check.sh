@@ -11,7 +11,11 @@
 # (tests/data/erlang/jitprobe.erl started with `erl`, a launcher script that execs beam.smp) and
 # mono (tests/data/mono/Prog.cs compiled with mcs), each as a user starts it, with only the
 # switches record sets; their functions must be named with files and lines where the runtime
-# gives them (NAMES below: callgrind_annotate lines that must appear).
+# gives them (NAMES below: callgrind_annotate lines that must appear); deno and bun
+# (tests/data/deno/prog.js as `deno run prog.js` and `bun prog.js`, the binaries
+# scripts/js-runtimes.sh installs, skipped when they are absent): each JS function one function
+# with its file (Deno) or its name alone (Bun), whatever tier ran, two methods named `area` told
+# apart, no tier mark, file:// URL or #hash left where one function has the name.
 # Each run happens in a scratch working directory (Node writes its jitdump there) with -o out.
 # Checked: the program's output and exit status; exactly one process recorded; its map or dump
 # moved beside the profile; the share of the cost in unnamed code (ob=???, measured by
@@ -107,6 +111,26 @@ case $case_name in
     # the total stays unnamed there. What must be named is what the map covers.
     covered_only=1
     names=("^ *[0-9,]+ .*:Probe\.Calc:Fib \(int\) \[" "^ *[0-9,]+ .*:Probe\.Calc:Sum \(int\[\]\) \[") ;;
+  deno|bun)
+    runtime=$(bash "$here/../../../scripts/js-runtimes.sh" "$case_name" || command -v "$case_name" ||
+      true)
+    [ -n "$runtime" ] || { echo "SKIP $case_name: not installed (scripts/js-runtimes.sh install)"; exit 77; }
+    # Started as a user starts it: the runtime's own name, found in PATH.
+    export PATH=$(dirname "$runtime"):$PATH
+    cp "$data/deno/prog.js" .
+    expect_out=2458923
+    if [ "$case_name" = deno ]; then
+      program=(deno run prog.js); source_glob='jit-*.dump'
+      # V8 names the two `area` methods by their lines (11 and 12) and the file as a path.
+      names=("^ *[0-9,]+ /[^ ]*/prog\.js:fib \[" "^ *[0-9,]+ /[^ ]*/prog\.js:sumTo \["
+        "^ *[0-9,]+ /[^ ]*/prog\.js:main \[" "^ *[0-9,]+ /[^ ]*/prog\.js:area:11 \["
+        "^ *[0-9,]+ /[^ ]*/prog\.js:area:12 \[")
+    else
+      program=(bun prog.js); source_glob='jit-*-PID.dump'
+      # JavaScriptCore gives no file; its hash tells the two `area` methods apart.
+      names=("^ *[0-9,]+ \?\?\?:fib \[" "^ *[0-9,]+ \?\?\?:sumTo \["
+        "^ *[0-9,]+ \?\?\?:area#[A-Za-z0-9]{6} \[")
+    fi ;;
   *) echo "check.sh: unknown case '$case_name'" >&2; exit 2 ;;
 esac
 
@@ -143,8 +167,10 @@ raw=out/${raws[0]}
 pid=${raws[0]#callgrind.out.}
 [ -s "$raw.jit" ] || fail "no injected profile $raw.jit"
 if [ -n "$source_glob" ]; then
-  found=$(cd out && ls ${source_glob/\*/$pid} 2>/dev/null || true)
-  [ -n "$found" ] || fail "no ${source_glob/\*/$pid} beside the profile: $(ls out)"
+  # PID in the glob stands for the pid, else its first '*' does.
+  case $source_glob in *PID*) glob=${source_glob/PID/$pid} ;; *) glob=${source_glob/\*/$pid} ;; esac
+  found=$(cd out && ls $glob 2>/dev/null || true)
+  [ -n "$found" ] || fail "no $glob beside the profile: $(ls out)"
   [ ! -e "/tmp/perf-$pid.map" ] || fail "/tmp/perf-$pid.map was not moved beside the profile"
   [ ! -e "jit-$pid.dump" ] || fail "./jit-$pid.dump was not moved beside the profile"
 fi
@@ -215,5 +241,11 @@ if [ ${#names[@]} -gt 0 ]; then
   done
   # The Erlang prologue is its function: no entry keeps the suffix.
   ! grep -q 'CodeInfoPrologue' annotate.txt || fail "a -CodeInfoPrologue entry is a function of its own"
+  # No tier mark (V8's o, ', ~ ^ + *; JSC's tier names), no file URL, no #hash on a lone name.
+  if [ "$case_name" = deno ] || [ "$case_name" = bun ]; then
+    ! grep -qE ":(o?[~^+*]'?|')(fib|sumTo|main|area)[: ]|file://|JSC-(Baseline|DFG|FTL)|(fib|sumTo)#" \
+      annotate.txt || { grep -E "fib|sumTo|main|area" annotate.txt | head; fail "a raw name is left"; }
+    [ "$(grep -cE ':fib \[' annotate.txt)" = 1 ] || fail "fib is not one function"
+  fi
 fi
 echo "PASS $case_name"
