@@ -2,7 +2,8 @@
 # The call-graph fixtures (README.md): compiles each FIXTURE.c with -O2 for ARCH, runs it under the
 # bundled Callgrind with --instr-atstart=no (the program starts and stops instrumentation with
 # client requests around the measured region), folds the profile into the call stacks of the
-# program's own functions (fold.py) and compares them with FIXTURE.stacks.
+# program's own functions (fold.py) and compares them with FIXTURE.stacks; where FIXTURE.callers
+# exists, checks the inclusive costs with ../callgraph/callers.py and the arguments it holds.
 #   run.sh ARCH VALGRIND_PREFIX [FIXTURE...]      (default: every *.stacks here)
 # Prints a diff (expected -> got) per failing fixture and exits 1 if any failed. Set
 # CG_INJECT_FIXTURE_OUT=DIR to keep each fixture's profile and folded stacks there.
@@ -78,13 +79,18 @@ for name in "${fixtures[@]}"; do
   if ! python3 "$here/fold.py" --own "$own" "${absent[@]}" "$dir/callgrind.out" >"$dir/stacks"; then
     echo "FAIL: $name: the profile is empty or has a forbidden frame (above)"
     failed+=("$name")
-  elif diff -u --label "$name.stacks (expected)" --label "$name on $arch (folded profile)" \
+  elif ! diff -u --label "$name.stacks (expected)" --label "$name on $arch (folded profile)" \
       "$here/$name.stacks" "$dir/stacks" >"$dir/diff"; then
-    echo "ok: $name ($arch, ${ms} ms)"
-  else
     cat "$dir/diff"
     echo "FAIL: $name ($arch, ${ms} ms)"
     failed+=("$name")
+  elif [ -f "$here/$name.callers" ] && ! { read -r -a checks <"$here/$name.callers" &&
+      python3 "$here/../callgraph/callers.py" "${checks[@]}" "$dir/callgrind.out" >"$dir/callers"; }; then
+    cat "$dir/callers"
+    echo "FAIL: $name ($arch, ${ms} ms): inclusive costs (callers.py $(cat "$here/$name.callers"))"
+    failed+=("$name")
+  else
+    echo "ok: $name ($arch, ${ms} ms)"
   fi
   if [ -n "${CG_INJECT_FIXTURE_OUT:-}" ]; then
     mkdir -p "$CG_INJECT_FIXTURE_OUT/$name"
