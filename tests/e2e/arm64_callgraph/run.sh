@@ -3,7 +3,8 @@
 # bundled Callgrind with --instr-atstart=no (the program starts and stops instrumentation with
 # client requests around the measured region), folds the profile into the call stacks of the
 # program's own functions (fold.py) and compares them with FIXTURE.stacks; where FIXTURE.callers
-# exists, checks the inclusive costs with ../callgraph/callers.py and the arguments it holds.
+# exists, checks the inclusive costs with ../callgraph/callers.py and the arguments it holds;
+# where FIXTURE.arches exists, runs the fixture only on the architectures it lists.
 #   run.sh ARCH VALGRIND_PREFIX [FIXTURE...]      (default: every *.stacks here)
 # Prints a diff (expected -> got) per failing fixture and exits 1 if any failed. Set
 # CG_INJECT_FIXTURE_OUT=DIR to keep each fixture's profile and folded stacks there.
@@ -49,6 +50,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=()
 for name in "${fixtures[@]}"; do
+  # NAME.arches: the architectures the fixture holds on (first word per line); absent: both.
+  if [ -f "$here/$name.arches" ] && ! cut -d' ' -f1 "$here/$name.arches" | grep -qx "$arch"; then
+    echo "skip: $name on $arch (not in $name.arches, see README.md)"
+    continue
+  fi
   [ -f "$here/$name.c" ] && [ -f "$here/$name.stacks" ] ||
     { echo "FAIL: $name: missing $name.c or $name.stacks"; failed+=("$name"); continue; }
   dir=$tmp/$name
