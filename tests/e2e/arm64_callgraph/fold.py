@@ -10,7 +10,8 @@ twice (a recursion edge back onto the path ends it). Functions of objects whose 
 REGEX are the program's own and print as their bare name; a foreign function (libc, ld.so, ???)
 prints as "object:function", but only where one of the program's functions sits below it (a
 callback, or a resolver that wrongly took over a subtree): foreign leaves such as malloc are left
-out, and so are foreign frames above the first own frame. Exits 1 if the profile has no calls
+out, and so are foreign frames above the first own frame. A function of the program that no symbol
+covers (Callgrind names it by its address) prints as "(no symbol)". Exits 1 if the profile has no calls
 edge between two of the program's functions (an empty or truncated profile), or if it has a
 function named by --absent (anywhere, as caller or callee).
 """
@@ -23,6 +24,11 @@ import sys
 # Callgrind's name compression, shared with the twin comparison.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from cgsummary import Names  # noqa: E402
+
+
+# How Callgrind names a function that no symbol covers: the address of the BB it was entered at
+# (with ' [PLT]' and the like for special sections, and recursion levels as 'N).
+NO_SYMBOL = re.compile(r"^0x[0-9a-f]+('[0-9]+)?$")
 
 
 def read_edges(path):
@@ -79,7 +85,11 @@ def main():
     stacks = set()
 
     def label(n):
-        return n[1] if n in own else f'{n[0]}:{n[1]}'
+        if n in own:
+            # Callgrind names code that no symbol covers after its address, which changes with
+            # the compiler: nosym_reentry has one such function.
+            return '(no symbol)' if NO_SYMBOL.match(n[1]) else n[1]
+        return f'{n[0]}:{n[1]}'
 
     def walk(node, path):
         path = path + [node]

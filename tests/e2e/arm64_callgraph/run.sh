@@ -2,7 +2,10 @@
 # The call-graph fixtures (README.md): compiles each FIXTURE.c with -O2 for ARCH, runs it under the
 # bundled Callgrind with --instr-atstart=no (the program starts and stops instrumentation with
 # client requests around the measured region), folds the profile into the call stacks of the
-# program's own functions (fold.py) and compares them with FIXTURE.stacks.
+# program's own functions (fold.py) and compares them with FIXTURE.stacks; where FIXTURE.callers
+# exists, checks the inclusive costs with ../callgraph/callers.py and the arguments it holds;
+# FIXTURE.ARCH.stacks, where it exists, holds ARCH's stacks (libc differs: AArch64's swapcontext
+# enters a context through setcontext).
 #   run.sh ARCH VALGRIND_PREFIX [FIXTURE...]      (default: every *.stacks here)
 # Prints a diff (expected -> got) per failing fixture and exits 1 if any failed. Set
 # CG_INJECT_FIXTURE_OUT=DIR to keep each fixture's profile and folded stacks there.
@@ -40,7 +43,10 @@ esac
 
 fixtures=("$@")
 if [ ${#fixtures[@]} = 0 ]; then
-  for f in "$here"/*.stacks; do fixtures+=("$(basename "$f" .stacks)"); done
+  for f in "$here"/*.stacks; do
+    f=$(basename "$f" .stacks)
+    [[ $f == *.* ]] || fixtures+=("$f") # NAME.ARCH.stacks belongs to NAME
+  done
 fi
 [ ${#fixtures[@]} -gt 0 ] || { echo "FAIL: no fixtures in $here"; exit 1; }
 
@@ -48,6 +54,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=()
 for name in "${fixtures[@]}"; do
+  expected=$here/$name.stacks
+  [ ! -f "$here/$name.$arch.stacks" ] || expected=$here/$name.$arch.stacks
   [ -f "$here/$name.c" ] && [ -f "$here/$name.stacks" ] ||
     { echo "FAIL: $name: missing $name.c or $name.stacks"; failed+=("$name"); continue; }
   dir=$tmp/$name
@@ -78,13 +86,18 @@ for name in "${fixtures[@]}"; do
   if ! python3 "$here/fold.py" --own "$own" "${absent[@]}" "$dir/callgrind.out" >"$dir/stacks"; then
     echo "FAIL: $name: the profile is empty or has a forbidden frame (above)"
     failed+=("$name")
-  elif diff -u --label "$name.stacks (expected)" --label "$name on $arch (folded profile)" \
-      "$here/$name.stacks" "$dir/stacks" >"$dir/diff"; then
-    echo "ok: $name ($arch, ${ms} ms)"
-  else
+  elif ! diff -u --label "${expected##*/} (expected)" --label "$name on $arch (folded profile)" \
+      "$expected" "$dir/stacks" >"$dir/diff"; then
     cat "$dir/diff"
     echo "FAIL: $name ($arch, ${ms} ms)"
     failed+=("$name")
+  elif [ -f "$here/$name.callers" ] && ! { read -r -a checks <"$here/$name.callers" &&
+      python3 "$here/../callgraph/callers.py" "${checks[@]}" "$dir/callgrind.out" >"$dir/callers"; }; then
+    cat "$dir/callers"
+    echo "FAIL: $name ($arch, ${ms} ms): inclusive costs (callers.py $(cat "$here/$name.callers"))"
+    failed+=("$name")
+  else
+    echo "ok: $name ($arch, ${ms} ms)"
   fi
   if [ -n "${CG_INJECT_FIXTURE_OUT:-}" ]; then
     mkdir -p "$CG_INJECT_FIXTURE_OUT/$name"
