@@ -267,10 +267,14 @@ def main():
         for f, g in work.arcs:
             if program_function(g) and not program_function(f):
                 callers[program_function(g)].add(re.sub(r"'\d+$", '', f[0]))
-        results['flat'] = dict(ok=not edges, edges=edges, text=(
-            'calls between program functions: ' + ', '.join(f'{f} -> {g}' for f, g in edges)
-            if edges else 'no call between program functions; callers: ' + '; '.join(
-                f'{g} <- {", ".join(sorted(c))}' for g, c in sorted(callers.items()))))
+        if not callers and not edges:
+            results['flat'] = dict(ok=False, edges=[], text=(
+                'no program function in the profile as JIT code (not compiled: nothing to check)'))
+        else:
+            results['flat'] = dict(ok=not edges, edges=edges, text=(
+                'calls between program functions: ' + ', '.join(f'{f} -> {g}' for f, g in edges)
+                if edges else 'no call between program functions; callers: ' + '; '.join(
+                    f'{g} <- {", ".join(sorted(c))}' for g, c in sorted(callers.items()))))
 
     # The same pairs as callgrind_annotate counts them (--inclusive=yes: no cycle detection,
     # each recursion level a function of its own; the outermost level by its name without 'N).
