@@ -17,7 +17,8 @@ shift 3
 truth_args=()
 while [ $# -gt 0 ]; do
   case $1 in
-    --assert|--json) truth_args+=("$1" "${2:?$usage}"); shift 2 ;;
+    --assert) truth_args+=("$1" "${2:?$usage}"); shift 2 ;;
+    --json) truth_args+=("$1" "$(realpath -m "${2:?$usage}")"); shift 2 ;;  # run.sh cds away
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
