@@ -7,18 +7,19 @@
 WORK_PROFILE is `cg-inject record`'s injected profile of the runtime's chain program (README.md)
 run with N > 0, BASELINE_PROFILE the profile of the same program run with N = 0 (the same
 start-up, main called, no work). Both are read as KCachegrind reads them
-(tests/cli/kcachegrind_reading.py), and inclusive costs are counted as KCachegrind counts them by
+(tests/cli/kcachegrind_reading.py). The bound counts inclusive costs as KCachegrind does by
 default, with cycle detection (tests/e2e/callgraph/inclusive.py --cycles: the functions of a
-cycle of calls count together).
+cycle of calls count together); chain and entry without it (with it, every function of a cycle
+shows the cycle's cost, and the runtimes' start-up puts the program's functions in one).
 
 The checks (the first event, Ir):
 - bound: no function above 100% of the profile's total (each function as KCachegrind lists it,
   recursion levels 'N apart).
 - chain: inclusive(caller) >= inclusive(callee) for every pair of the program's functions where
   the source gives the callee exactly one caller (main -> a -> b -> leaf, main -> rec,
-  main -> invoke -> cb, and the runtime's extra pairs). Here each program function is one node:
-  its recursion levels ('2) and its versions in several ELF images, which KCachegrind lists
-  apart, are summed, and calls among them left out.
+  main -> invoke -> cb, and the runtime's extra pairs), each function's outermost level (its
+  name without 'N) with its versions in several ELF images, which KCachegrind lists apart,
+  summed.
 - entry: inclusive(entry) >= 90% of the program's own cost. The program's own cost is the cost
   of running its work: the total of WORK_PROFILE minus the total of BASELINE_PROFILE, so
   everything the runtime does to start and stop (loading, its own code, compiling the start-up
