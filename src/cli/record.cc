@@ -520,6 +520,38 @@ void RunTasks(std::vector<ProcessTask>* tasks, int jobs) {
   for (std::thread& t : threads) t.join();
 }
 
+/// What the call graph of a runtime's profile cannot show, said where the user reads the result:
+/// the runtimes whose JIT code calls the next function of the program without a machine call, so
+/// that no call stack (Callgrind's or another) holds the program's caller (docs/call-tracking.md).
+/// PHP 8.2: in function mode the code of a call ends with a jump to the callee's first opline
+/// handler (zend_jit_do_fcall in ext/opcache/jit/zend_jit_x86.dasc: JMP_IP), a trace continues
+/// into the callee's opcodes or exits to the VM; the PHP call stack is zend_execute_data frames
+/// on the VM stack. MoarVM: MVM_jit_emit_invoke sets up the callee's frame and leaves the JIT
+/// code for the interpreter, which enters the callee's (MVM_jit_code_enter). Measured: in the
+/// jitdumps of PHP 8.2.36 (both modes) no call instruction targets JIT code; in a Rakudo
+/// 2022.12 profile every routine's only caller is MVM_jit_code_enter.
+const char* CallGraphNote(const std::string& program) {
+  const RuntimeSwitch* runtime = LookupRuntimeForProgram(program);
+  if (runtime == nullptr) return nullptr;
+  if (runtime->runtime == "php") {
+    return "cg-inject: note: PHP's JIT runs a call from one PHP function to another without a "
+           "machine call\n"
+           "cg-inject:   (it continues in the same execute_ex or trace), so the call graph cannot "
+           "show which PHP\n"
+           "cg-inject:   function called which: PHP functions are called by execute_ex, or by "
+           "the C function that\n"
+           "cg-inject:   called back into PHP (array_map, usort)\n";
+  }
+  if (runtime->runtime == "moarvm") {
+    return "cg-inject: note: MoarVM's JIT leaves a routine's code for the interpreter at every "
+           "call, which enters\n"
+           "cg-inject:   the callee's code, so the call graph cannot show which routine called "
+           "which: routines are\n"
+           "cg-inject:   called by MVM_jit_code_enter\n";
+  }
+  return nullptr;
+}
+
 /// The share of the first event's cost that the written profiles of `task` keep in unnamed JIT
 /// code. Reads the written copies: the same records, and the inputs may be gone with --clean.
 double UnnamedShare(const ProcessTask& task, std::FILE* err) {
@@ -597,8 +629,10 @@ bool ReportResult(const ProcessTask& task, const RecordOptions& options,
   std::string outputs;
   for (const std::string& in : task.process.profiles) outputs += " " + in + task.inject.suffix;
   if (!task.sources.empty()) {
-    if (options.verbosity > 0)
+    if (options.verbosity > 0) {
       std::fprintf(err, "cg-inject: pid %llu: wrote%s\n", pid, outputs.c_str());
+      if (const char* note = CallGraphNote(task.program)) std::fputs(note, err);
+    }
     const RuntimeSwitch* runtime = LookupRuntimeForProgram(task.program);
     if (runtime != nullptr && runtime->runtime == "bun")
       ReportIncompleteBunDump(task, options, err);

@@ -91,7 +91,7 @@ FAKE
 chmod +x "$fake"
 export FAKE_DIR=$scratch FAKE_DATA=$data
 mkdir -p "$scratch/bin"
-for p in node deno bun java php erl mono; do cp /bin/true "$scratch/bin/$p"; done
+for p in node deno bun java php erl mono raku; do cp /bin/true "$scratch/bin/$p"; done
 export PATH=$scratch/bin:$PATH
 work=$scratch/work
 mkdir -p "$work"
@@ -146,11 +146,32 @@ FAKE_MODE=jit FAKE_EXIT=5 record 5 -o out -- --separate-threads=no -- node app.j
     fail "no stats, or JIT code left unnamed: $(cat "$scratch/err")"
   grep -q "^cg-inject: pid $pid: wrote out/callgrind.out.$pid.jit$" "$scratch/err" ||
     fail "no 'wrote' line: $(cat "$scratch/err")"
+  ! grep -q "without a machine call\|leaves a routine's code" "$scratch/err" ||
+    fail "a call-graph note for node: $(cat "$scratch/err")"
   callgrind_annotate --threshold=100 "out/callgrind.out.$pid.jit" >"$scratch/annotate"
   # ob= is the ELF image of the jitdump's code, written beside the result (absolute path).
   grep -q "jit_fib'2 \[/.*/out/callgrind.out.$pid.jit.jit-$pid.dump.elf\]" "$scratch/annotate" ||
     fail "jit_fib not named in the result"
   [[ -s out/callgrind.out.$pid.jit.jit-$pid.dump.elf ]] || fail "no ELF image beside the result"
+}
+
+# PHP's and MoarVM's JIT code calls the program's next function without a machine call: after
+# the 'wrote' line record says what the call graph cannot show (docs/call-tracking.md), and -q
+# leaves it out.
+FAKE_MODE=jit record 0 -o php-note -- php a.php && {
+  pid=$(pid_of php-note)
+  grep -A1 "^cg-inject: pid $pid: wrote php-note/callgrind.out.$pid.jit$" "$scratch/err" |
+    grep -q "^cg-inject: note: PHP's JIT runs a call from one PHP function to another without a machine call$" ||
+    fail "no PHP call-graph note after the 'wrote' line: $(cat "$scratch/err")"
+  grep -q "^cg-inject:   function called which: PHP functions are called by execute_ex, or by the C function that$" \
+    "$scratch/err" || fail "the PHP note does not name execute_ex: $(cat "$scratch/err")"
+}
+FAKE_MODE=jit record 0 -o raku-note -- raku a.raku && {
+  grep -q "^cg-inject: note: MoarVM's JIT leaves a routine's code for the interpreter at every call, which enters$" \
+    "$scratch/err" || fail "no MoarVM call-graph note: $(cat "$scratch/err")"
+}
+FAKE_MODE=jit record 0 -q -o php-quiet -- php a.php && {
+  [[ ! -s $scratch/err ]] || fail "-q printed: $(cat "$scratch/err")"
 }
 
 # --clean keeps only the result and its ELF images; -q prints nothing but errors, and Valgrind
