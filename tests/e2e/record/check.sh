@@ -118,9 +118,10 @@ case $case_name in
     valgrind_args=(--fair-sched=yes); source_glob='perf-*.map'; min_before=0.3
     names=("^ *[0-9,]+ .*:jitprobe:fib/1 \[" "^ *[0-9,]+ .*:jitprobe:sum/2 \[") ;;
   erlc)
-    # erlc (an ELF program that execs erl) compiling three of OTP's own stdlib modules: under
-    # Valgrind 3.19 without patch 0011 this crashed BEAM 3 runs of 3 (issue 32 item 3). The
-    # compiler is Erlang code, about a quarter of the run in JIT code.
+    # erlc (an ELF program that execs erl) compiling three of OTP's own stdlib modules: without
+    # patch 0011 BEAM crashed (SIGSEGV) in this case 2 runs of 2 (main's bundled Valgrind) and
+    # under Debian's Nulgrind 3 of 3 (issue 32 item 3). The compiler is Erlang code, about a
+    # fifth of the run in JIT code.
     command -v erlc >/dev/null || fail "erlc is not installed (erlang-base)"
     stdlib=$(ls -d /usr/lib/erlang/lib/stdlib-*/src 2>/dev/null | head -n 1)
     [ -f "$stdlib/lists.erl" ] || fail "OTP's stdlib sources are not installed (erlang-src)"
