@@ -21,6 +21,8 @@ packages=(
   # `cg-inject record` e2e tests: a JVM with javac; PHP with opcache's JIT, Erlang (erl, erlc),
   # Mono (mono, mcs); tests/e2e/callgraph also runs PHP's tracing JIT and Erlang's BEAMJIT
   openjdk-17-jdk-headless php8.2-cli php8.2-opcache erlang-base mono-runtime mono-mcs
+  # record-erlc compiles OTP's own stdlib modules (their sources); record-elixir runs Elixir 1.14
+  erlang-src elixir
 )
 # ... and Node: Debian's nodejs only when no node is installed (NodeSource's node 20 may be).
 command -v node >/dev/null || packages+=(nodejs)

@@ -110,10 +110,12 @@ constexpr const char* kUntracedHelpers =
     "--trace-children-skip=*/basename,*/dirname,*/readlink,*/realpath,*/uname,*/sed,*/expr,"
     "*/dyn_erl,*/erl_child_setup,*/inet_gethost";
 
-/// Shells and `env`: programs that run the next one, usually by exec.
+/// Shells and `env`: programs that run the next one, usually by exec; and Erlang's erlc and
+/// escript, ELF programs that exec `erl` (a launcher script).
 bool IsLauncherProgram(const std::string& path) {
   std::string name = std::filesystem::path(path).filename().string();
-  return name == "sh" || name == "bash" || name == "dash" || name == "env";
+  return name == "sh" || name == "bash" || name == "dash" || name == "env" || name == "erlc" ||
+         name == "escript";
 }
 
 /// The value of `name` in `environ` ("NAME=VALUE"); `fallback` when it is not set.

@@ -8,10 +8,11 @@
 // 0x10 ZEND_JIT_DEBUG_PERF writes /tmp/perf-PID.map, 0x20 ZEND_JIT_DEBUG_PERF_DUMP
 // /tmp/jit-PID.dump; PHP 8.2 writes the map with 0x20 alone too, measured), and PHP's rule that
 // an empty entry in PHP_INI_SCAN_DIR stands for the default directory; Erlang's `erl` manual
-// (+JPperf true: map and dump; it also turns on +JMsingle, one RWX mapping instead of the dual
-// mapping Valgrind cannot run); Mono's `--jitmap` (mono(1)), read from MONO_ENV_OPTIONS too;
-// Deno's DENO_V8_FLAGS (comma-separated V8 flags, `deno run --v8-flags=--help`); Bun's BUN_JSC_*
-// variables (JavaScriptCore's options, `BUN_JSC_dumpOptions=3`: useJITDump, jitDumpDirectory) and
+// (+JPperf true: map and dump; OTP 24-25 then map JIT code once, RWX, instead of the dual
+// mapping whose rewritten code Valgrind does not see; OTP 26's +JMsingle does that alone);
+// Mono's `--jitmap` (mono(1)), read from MONO_ENV_OPTIONS too; Deno's DENO_V8_FLAGS
+// (comma-separated V8 flags, `deno run --v8-flags=--help`); Bun's BUN_JSC_* variables
+// (JavaScriptCore's options, `BUN_JSC_dumpOptions=3`: useJITDump, jitDumpDirectory) and
 // BUN_OPTIONS (command-line options, such as --preload, read by every bun process).
 // LuaJIT has no run-time switch (a build with -DLUAJIT_USE_PERFTOOLS writes /tmp/perf-PID.map on
 // its own), so it has no entry here.
@@ -121,8 +122,9 @@ constexpr RuntimeSwitch kSwitches[] = {
     // BEAM's threads wait for each other by spinning; under Valgrind's default scheduling (one
     // thread at a time, handed over unfairly) a run of 0.7G instructions took 49G and 7 minutes
     // in two of three runs (Valgrind 3.19, OTP 25); with fair scheduling it took 6-7 s in both
-    // tries.
-    {"erlang", "ERL_FLAGS", "+JPperf true", true, "", "erl beam beam.smp erlexec escript",
+    // tries. erlc, escript (ELF programs) and Elixir's elixir, iex and mix (scripts) exec erl.
+    {"erlang", "ERL_FLAGS", "+JPperf true", true, "",
+     "erl beam beam.smp erlexec escript erlc elixir iex mix",
      "/tmp/perf-PID.map, /tmp/jit-PID.dump", "", "--fair-sched=yes"},
     {"mono", "MONO_ENV_OPTIONS", "--jitmap", true, "", "mono mono-sgen", "/tmp/perf-PID.map",
      "", ""},

@@ -125,6 +125,9 @@ TEST(RuntimeEnvTest, ValgrindOptionsFollowTheProgramsRuntime) {
   EXPECT_EQ(PlanValgrindOptions("node", {}), Env{"--fair-sched=yes"});
   EXPECT_EQ(PlanValgrindOptions("/opt/deno", {}), Env{"--fair-sched=yes"});
   EXPECT_EQ(PlanValgrindOptions("bun", {}), Env{"--fair-sched=yes"});
+  // Erlang's and Elixir's launchers start BEAM too.
+  for (const char* program : {"erlc", "/usr/bin/escript", "elixir", "/usr/bin/iex", "mix"})
+    EXPECT_EQ(PlanValgrindOptions(program, {}), Env{"--fair-sched=yes"}) << program;
   EXPECT_EQ(PlanValgrindOptions("./prog", {}), Env{});
   RuntimeSelection off;
   off.disabled = {"java"};
@@ -140,6 +143,8 @@ TEST(RuntimeEnvTest, ProgramsAreRecognizedByBasenameAndVersion) {
   EXPECT_EQ(LookupRuntimeForProgram("/usr/bin/php8.2")->runtime, "php");
   EXPECT_EQ(LookupRuntimeForProgram("erl")->runtime, "erlang");
   EXPECT_EQ(LookupRuntimeForProgram("/usr/lib/erlang/erts-13.1.5/bin/beam.smp")->runtime, "erlang");
+  EXPECT_EQ(LookupRuntimeForProgram("/usr/bin/elixir")->runtime, "erlang");
+  EXPECT_EQ(LookupRuntimeForProgram("erlc")->runtime, "erlang");
   EXPECT_EQ(LookupRuntimeForProgram("mono")->runtime, "mono");
   EXPECT_EQ(LookupRuntimeForProgram("/work/node_modules/@deno/linux-x64-glibc/deno")->runtime,
             "deno");

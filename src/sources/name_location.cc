@@ -14,7 +14,8 @@
 //                                     a trace after its first op's function and line; the line
 //                                     is where the trace starts, so it is not kept)
 //   Erlang BEAMJIT (+JPperf)          [$]MODULE:FUNCTION/ARITY[-CodeInfoPrologue], $MODULE::HELPER
-//                                     (perf map names start with '$', the jitdump's do not)
+//                                     (perf map names start with '$', the jitdump's do not;
+//                                     Elixir modules are 'Elixir.ALIAS', written ALIAS.FUNCTION)
 //   Mono --jitmap                     [(wrapper KIND) ]NAMESPACE.CLASS:METHOD (ARGS), and
 //                                     "(null)" for code Mono gave no name
 //   HotSpot perf-map-agent            LPKG/CLASS;::METHOD (no location; only made readable)
@@ -27,6 +28,8 @@
 
 #include <array>
 #include <charconv>
+
+#include "sources/elixir_name.h"
 
 namespace cg_inject {
 
@@ -351,7 +354,8 @@ bool IsRawModuleName(std::string_view text) {
 // its last bytes), so its cost and its callers are the function's. "$jitprobe::codeHeader" and
 // the runtime's shared helpers ("$global::times_body_shared") only lose the '$'. A module whose
 // name needs quotes (every Elixir module) is quoted in its functions' names
-// ("$'Elixir.Foo':run/1") and not in its helpers' ("$Elixir.Foo::codeHeader").
+// ("$'Elixir.Foo':run/1") and not in its helpers' ("$Elixir.Foo::codeHeader"); an Elixir
+// module's names are written as Elixir writes them (Foo.run/1, Foo::codeHeader: elixir_name.h).
 bool ParseErlang(std::string_view name, NameLocation* out) {
   const bool dollar = name.starts_with('$');
   std::string_view rest = dollar ? name.substr(1) : name;
@@ -365,7 +369,8 @@ bool ParseErlang(std::string_view name, NameLocation* out) {
     std::string_view helper = rest.substr(colon + 2);
     if (!dollar && helper != "codeHeader" && helper != "codeFooter") return false;
     if (helper.empty()) return false;
-    out->function = std::string(rest);
+    std::string alias = ElixirAlias(module);
+    out->function = alias.empty() ? std::string(rest) : alias + std::string(rest.substr(colon));
     return true;
   }
   if (quoted == 0 && !IsPlainAtom(module)) return false;
@@ -375,7 +380,11 @@ bool ParseErlang(std::string_view name, NameLocation* out) {
   for (char c : rest.substr(slash + 1)) {
     if (!IsDigit(c)) return false;
   }
-  out->function = std::string(rest);
+  std::string alias = ElixirAlias(AtomValue(module));
+  out->function = alias.empty() ? std::string(rest)
+                                : ElixirFunctionName(
+                                      alias, AtomValue(rest.substr(colon + 1, slash - colon - 1)),
+                                      rest.substr(slash + 1));
   return true;
 }
 

@@ -119,12 +119,25 @@ constexpr Case kCases[] = {
     {"$global::apply_fun_shared", "global::apply_fun_shared", "", 0, "erlang"},
     {"global::apply_fun_shared", "global::apply_fun_shared", "", 0, ""},
     // A module whose name needs quotes (every Elixir module), as OTP 25 writes it: quoted in its
-    // functions' names, raw in its helpers'; a quote inside an atom is escaped.
-    {"$'Elixir.Foo':'my-fun'/1-CodeInfoPrologue", "'Elixir.Foo':'my-fun'/1", "", 0, "erlang"},
-    {"$'Elixir.Foo':'my-fun'/1", "'Elixir.Foo':'my-fun'/1", "", 0, "erlang"},
-    {"'Elixir.Foo':run/1-CodeInfoPrologue", "'Elixir.Foo':run/1", "", 0, "erlang"},
-    {"$Elixir.Foo::codeHeader", "Elixir.Foo::codeHeader", "", 0, "erlang"},
+    // functions' names, raw in its helpers'; a quote inside an atom is escaped. Elixir's modules
+    // are written as Elixir writes them (elixir_name_test has the rules).
+    {"$'Elixir.Foo':'my-fun'/1-CodeInfoPrologue", "Foo.\"my-fun\"/1", "", 0, "erlang"},
+    {"$'Elixir.Foo':'my-fun'/1", "Foo.\"my-fun\"/1", "", 0, "erlang"},
+    {"'Elixir.Foo':run/1-CodeInfoPrologue", "Foo.run/1", "", 0, "erlang"},
+    {"$Elixir.Foo::codeHeader", "Foo::codeHeader", "", 0, "erlang"},
     {"$'it\\'s:here':f/0", "'it\\'s:here':f/0", "", 0, "erlang"},
+    // Elixir 1.14 on OTP 25 (tests/data/elixir: the perf map and the jitdump).
+    {"$'Elixir.Shop.Main':run/1", "Shop.Main.run/1", "", 0, "erlang"},
+    {"'Elixir.Shop.Main':run/1", "Shop.Main.run/1", "", 0, "erlang"},
+    {"$'Elixir.Shop.Main':'-build/1-fun-0-'/2", "anonymous fn/2 in Shop.Main.build/1", "", 0,
+     "erlang"},
+    {"'Elixir.Shop.Item':'__struct__'/1-CodeInfoPrologue", "Shop.Item.__struct__/1", "", 0,
+     "erlang"},
+    {"$'Elixir.Shop.Item':'-inlined-__info__/1-'/1", "Shop.Item.\"-inlined-__info__/1-\"/1", "", 0,
+     "erlang"},
+    {"$Elixir.Shop.Main::codeFooter", "Shop.Main::codeFooter", "", 0, "erlang"},
+    {"$'Elixir.Kernel':'+'/2", "Kernel.+/2", "", 0, "erlang"},              // made up
+    {"$elixir_utils:split/1", "elixir_utils:split/1", "", 0, "erlang"},     // Elixir's Erlang ones
     {"$'Elixir.Foo'::codeHeader", "$'Elixir.Foo'::codeHeader", "", 0, ""},  // made up
     {"$'Elixir.Foo:run/1", "$'Elixir.Foo:run/1", "", 0, ""},                // unterminated
     {"$'Elixir.Foo'run/1", "$'Elixir.Foo'run/1", "", 0, ""},                // no colon

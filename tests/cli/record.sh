@@ -280,6 +280,21 @@ FAKE_MODE=twin record 0 -o plain -- ./x && {
   ! grep -q -- '--trace-children' "$scratch/args" || fail "an ELF program was followed"
 }
 
+# Erlang's other launchers start BEAM too: erlc and escript are ELF programs that exec erl,
+# Elixir's elixir, iex and mix are scripts. Each gets the Erlang switch (added to the user's
+# ERL_FLAGS), fair scheduling, and its exec followed into beam.smp.
+cp /bin/true "$scratch/bin/erlc"
+printf '#!/bin/sh\nexec erl "$@"\n' >"$scratch/bin/elixir"
+chmod +x "$scratch/bin/elixir"
+for program in erlc elixir; do
+  ERL_FLAGS='+S 1' FAKE_MODE=twin record 0 -o "beam-$program" -- $program m.erl && {
+    grep -qx 'ERL_FLAGS=+S 1 +JPperf true' "$scratch/env" ||
+      fail "$program: $(grep '^ERL_FLAGS' "$scratch/env" || echo no ERL_FLAGS)"
+    grep -qx -- '--fair-sched=yes' "$scratch/args" || fail "$program: no --fair-sched=yes"
+    grep -qx -- '--trace-children=yes' "$scratch/args" || fail "$program: its exec is not followed"
+  }
+done
+
 # A shell that exec'd outside Valgrind leaves an empty profile: an error that says so, and how
 # to follow it, not an injected empty file.
 FAKE_MODE=execd record 1 -o execd -- --trace-children=no -- ./launch.sh && {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The stored PHP, Erlang, Java, Mono, Deno and Bun captures (tests/data/{php,erlang,java,mono,deno,bun}: their programs under
-# Valgrind 3.19 with the switches `cg-inject record` sets; CMDLINE.txt in each says how). After
-# injection: the totals are unchanged, the cost in unnamed JIT code that the map or dump covers
-# is gone (no unnamed block inside a map entry above 0.1% of the total), and the program's
-# functions are named, with the script where PHP's names carry it. Checked with callgrind_annotate, as a user would read it.
+# The stored PHP, Erlang, Elixir, Java, Mono, Deno and Bun captures
+# (tests/data/{php,erlang,elixir,java,mono,deno,bun}: their programs under Valgrind 3.19 with the
+# switches `cg-inject record` sets; CMDLINE.txt in each says how). After injection: the totals are
+# unchanged, the cost in unnamed JIT code that the map or dump covers is gone (no unnamed block
+# inside a map entry above 0.1% of the total), and the program's functions are named, with the
+# script where PHP's names carry it. Checked with callgrind_annotate, as a user would read it.
 source "$(dirname "$0")/lib.sh"
 data=$SOURCE_ROOT/tests/data
 
@@ -77,6 +78,20 @@ check erlang "$erl/callgrind.out.zst" "$erl"/perf-*.map --perf-map "$erl"/perf-*
   ':jitprobe:fib/1 \[' ':jitprobe:sum/2 \[' ':jitprobe:main/0 \['
 grep -qE 'CodeInfoPrologue|\$jitprobe' "$scratch/erlang.ann" &&
   fail "erlang: a prologue or a '\$' name is a function of its own"
+
+# Elixir: an Elixir module's functions as Elixir writes them (Shop.Main.run/1, anonymous
+# functions after the function that defines them), with the map; with the jitdump (trimmed to
+# the Shop modules' code) in the .ex file that defines them.
+ex=$data/elixir
+check elixir "$ex/callgrind.out.zst" "$ex"/perf-*.map --perf-map "$ex"/perf-*.map -- \
+  ':Shop\.Main\.run/1 \[' ':Shop\.Main\.build/1 \[' ':Shop\.Cart\.add/2 \[' \
+  ':anonymous fn/2 in Shop\.Main\.build/1 \['
+grep -qE "Elixir\.Shop|CodeInfoPrologue" "$scratch/elixir.ann" &&
+  fail "elixir: an Erlang-style Elixir name or a prologue is left: $(grep -m 3 -E 'Elixir\.Shop|CodeInfoPrologue' "$scratch/elixir.ann")"
+grep 'Shop' "$ex"/perf-*.map >"$scratch/shop.map"
+check elixir-dump "$ex/callgrind.out.zst" "$scratch/shop.map" --jitdump "$ex"/jit-*.dump -- \
+  ' shop\.ex:Shop\.Main\.run/1 \[' ' shop\.ex:Shop\.Main\.build/1 \[' \
+  ' shop\.ex:Shop\.Cart\.add/2 \[' ' shop\.ex:anonymous fn/2 in Shop\.Main\.build/1 \['
 
 # Java (HotSpot's C1): the map's signature-style names.
 java=$data/java

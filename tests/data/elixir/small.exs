@@ -1,0 +1,1 @@
+Shop.Main.run(2000)
