@@ -670,9 +670,11 @@ TEST(CallgrindReaderTotalsTest, CutOffValgrindProfileIsAnError) {
   EXPECT_EQ(WarnedErrorOf(text + "fn=g\n2\ntotals: 10 4\n"),
             "t.cg:12: expected totals: equal to what the part's costs add up to (6 4), got '10 4' "
             "(the profile is cut off or was changed; --force writes it anyway)");
+  // The totals: line without its line end: the message says where the file ends (issue 36 item 7).
   EXPECT_EQ(WarnedErrorOf(text + "fn=g\n2 4\ntotals: 1"),
             "t.cg:12: expected totals: equal to what the part's costs add up to (10 4), got '1' "
-            "(the profile is cut off or was changed; --force writes it anyway)");
+            "(the file ends inside this line, without a line end: the profile is cut off; "
+            "--force writes it anyway)");
   // The next part's header ends a part too.
   EXPECT_EQ(WarnedErrorOf(text + "part: 2\nfn=g\n2 4\ntotals: 4 0\n"),
             "t.cg:10: expected totals: at the end of part 1 (Callgrind writes it last), got the "

@@ -138,15 +138,16 @@ void KeepTouched(JitImagePlan* plan, const std::vector<bool>& touched_versions) 
     if (reload < touched.size() && touched[reload] && placed < touched.size())
       touched[placed] = true;
   }
+  auto is_touched = [&](uint32_t v) { return v < touched.size() && touched[v]; };
   std::vector<PlannedJitImage> kept;
   for (PlannedJitImage& image : plan->images) {
-    const size_t before = image.versions.size();
-    std::erase_if(image.versions, [&](uint32_t v) { return v >= touched.size() || !touched[v]; });
-    plan->versions_untouched += int64_t(before - image.versions.size());
-    if (image.versions.empty()) {
-      ++plan->images_untouched;
-    } else {
+    // An image the output names is written whole: its other functions' code and lines are what
+    // KCachegrind's machine-code view and addr2line show around the code that ran.
+    if (std::any_of(image.versions.begin(), image.versions.end(), is_touched)) {
       kept.push_back(std::move(image));
+    } else {
+      plan->versions_untouched += int64_t(image.versions.size());
+      ++plan->images_untouched;
     }
   }
   plan->images = std::move(kept);

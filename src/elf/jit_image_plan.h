@@ -3,7 +3,7 @@
 //
 // Every version with code bytes (jitdump CODE_LOAD/CODE_MOVE, MoarVM's raw dumps) gets an STT_FUNC
 // symbol in an image of its source, and `ob=` names it; only the images holding versions the
-// output names are written, with only those versions (KeepTouched). Versions whose code overlaps
+// output names are written, each whole (KeepTouched). Versions whose code overlaps
 // (address reuse) cannot share an image: a version goes into the first image of its source where it
 // overlaps nothing, so image 1 holds the first code at each address, image 2 what replaced it, and
 // so on. A reloaded version with the same name, address and bytes as one already placed is the same
@@ -55,14 +55,15 @@ struct JitImagePlan {
   int64_t salted_versions = 0;   // versions whose last bytes the runtime overwrote (CPython)
   int64_t versions_skipped = 0;  // code bytes of an architecture without images
   int64_t versions_alone = 0;    // placed in an image of their own (past max_shared_images)
-  // After KeepTouched: the versions and images dropped because the output names none of them.
+  // After KeepTouched: the images dropped because the output names none of their versions, and
+  // the versions they held.
   int64_t versions_untouched = 0;
   int64_t images_untouched = 0;
 };
 
-/// Keeps only the versions `touched` marks (Injector::touched_versions: the output names their
-/// image) in the planned images, and only the images left with one; counts what was dropped. An
-/// empty `touched` (nothing was injected) keeps nothing.
+/// Keeps only the planned images holding a version `touched` marks (Injector::touched_versions:
+/// the output names its image), each whole; counts what was dropped. An empty `touched` (nothing
+/// was injected) keeps nothing.
 void KeepTouched(JitImagePlan* plan, const std::vector<bool>& touched);
 
 /// Plans the images of every source with code bytes. Requires: `index` finished.

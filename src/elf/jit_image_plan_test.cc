@@ -147,7 +147,7 @@ TEST_F(JitImagePlanTest, CodeReusedManyTimesAtOneAddressGetsImagesOfItsOwn) {
   }
 }
 
-TEST_F(JitImagePlanTest, OnlyTouchedVersionsAndTheirImagesAreKept) {
+TEST_F(JitImagePlanTest, OnlyImagesHoldingATouchedVersionAreKeptWhole) {
   index_.Add(Version(0x1000, "a", "\x90\xc3"));
   index_.Add(Version(0x1000, "b", "\x90\xc3"));  // reuses a's address: image 2
   index_.Add(Version(0x2000, "c", "\x90\xc3"));  // beside a: image 1
@@ -155,19 +155,20 @@ TEST_F(JitImagePlanTest, OnlyTouchedVersionsAndTheirImagesAreKept) {
   JitImagePlan plan = Plan();
   ASSERT_EQ(plan.images.size(), 2u);
   ASSERT_EQ(plan.versions_shared, 1);
-  JitImagePlan untouched = plan;
-  // The output named c, and the reload of b only.
+  JitImagePlan only_a = plan;
+  // The output named c, and the reload of b only: both images, each whole (a beside c).
   KeepTouched(&plan, {false, false, true, true});
   ASSERT_EQ(plan.images.size(), 2u);
-  EXPECT_THAT(plan.images[0].versions, ElementsAre(2u));
+  EXPECT_THAT(plan.images[0].versions, ElementsAre(0u, 2u));
   EXPECT_THAT(plan.images[1].versions, ElementsAre(1u));  // the symbol the reload shares
-  EXPECT_EQ(plan.versions_untouched, 1);
+  EXPECT_EQ(plan.versions_untouched, 0);
   EXPECT_EQ(plan.images_untouched, 0);
-  KeepTouched(&untouched, {true, false, false, false});
-  ASSERT_EQ(untouched.images.size(), 1u);
-  EXPECT_THAT(untouched.images[0].versions, ElementsAre(0u));
-  EXPECT_EQ(untouched.versions_untouched, 2);
-  EXPECT_EQ(untouched.images_untouched, 1);
+  // The output named a only: b's image is not written.
+  KeepTouched(&only_a, {true, false, false, false});
+  ASSERT_EQ(only_a.images.size(), 1u);
+  EXPECT_THAT(only_a.images[0].versions, ElementsAre(0u, 2u));
+  EXPECT_EQ(only_a.versions_untouched, 1);
+  EXPECT_EQ(only_a.images_untouched, 1);
 }
 
 }  // namespace

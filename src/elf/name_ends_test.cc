@@ -30,8 +30,8 @@ TEST(NameEndsTest, NameRunningOffItsTableIsEmpty) {
 TEST(NameEndsTest, LongOverlappingNamesAreResolvedTogether) {
   // One run of letters, names starting at each of its first 1,000 bytes: every one is longer
   // than the quick scan, and each ends at the run's NUL.
-  const size_t run = 4 * NameEnds::kQuickScan;
-  const std::string file = "\0" + std::string(run, 'a') + std::string("\0b\0", 3);
+  const size_t run = 1000 + 4 * NameEnds::kQuickScan;
+  const std::string file = std::string(1, '\0') + std::string(run, 'a') + std::string("\0b\0", 3);
   NameEnds ends(file);
   for (uint32_t i = 0; i < 1000; ++i) {
     std::string_view name;
