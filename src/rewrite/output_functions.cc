@@ -146,6 +146,8 @@ int OutputFunctions::Ambiguous(std::span<const CodeVersion* const> tie, uint32_t
   functions_[size_t(out)].ambiguous = true;
   ambiguous_[out] = {start, suffix ? base : out};
   return out;
+}
+
 int OutputFunctions::ApartIdentity(const CodeVersion* version, uint32_t suffix, uint64_t entry) {
   auto [it, inserted] = apart_cache_.try_emplace({version->load_order(), suffix, entry}, -1);
   if (!inserted) return it->second;
