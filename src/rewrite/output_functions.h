@@ -9,9 +9,9 @@
 #include <map>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
-#include <tuple>
 
 #include "resolve/definition_names.h"
 #include "rewrite/accounting.h"
