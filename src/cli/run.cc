@@ -316,20 +316,7 @@ struct InputResult {
   bool check_failed = false;
   bool started = false;
   std::exception_ptr error;
-  // A first pass found pieces of JIT functions to keep apart (issue 33 item 7): the input is to
-  // be read again with these, and nothing of this pass is kept.
-  std::optional<KeptApart> again;
 };
-
-/// Whether an input can be read a second time and its output replaced after a first pass
-/// wrote it: a regular file in, and an output that is replaced atomically (not stdout, a
-/// device or a FIFO, which are written as the run goes).
-bool CanReadAgain(const PlannedOutput& p) {
-  struct stat st;
-  if (p.input == "-" || ::stat(p.input.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  if (p.output == "-") return false;
-  return ::stat(p.output.c_str(), &st) != 0 || S_ISREG(st.st_mode);
-}
 
 /// Reads, rewrites and writes one input (see Run); its outputs join `group`. Throws InputError.
 void ProcessInput(const CliOptions& options, const RunEnvironment& env, const PlannedOutput& p,
@@ -337,7 +324,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
                   bool no_sources, ObjectExtents* extents, InjectOptions inject_options,
                   const std::vector<MoarCodeStats>& moar_code, bool background_writer,
                   const ReadFiles& read, OutputGroup* group, Diagnostics* diagnostics,
-                  InputResult* result, int pass = 1) {
+                  InputResult* result) {
   std::string* said = &result->messages;
   if (progress) source = std::make_unique<ProgressSource>(std::move(source), env.err);
   // Looked for before this run creates its own temporary there.
@@ -398,45 +385,13 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
     diagnostics->Absorb(reader_diagnostics);
     throw;
   }
-  source.reset();  // ends the progress line before anything else is printed
-  // Merged, some pieces of JIT functions made call cycles the input did not have: only another
-  // reading can keep them apart, as this pass's output has merged them. Its warnings come again;
-  // what it wrote is removed (no Commit). Keeping some apart can leave others nested, so up to
-  // kMaxPasses readings.
-  constexpr int kMaxPasses = 3;
-  const int64_t found = injector ? injector->stats().new_cycles_left : 0;
-  if (found > 0 && pass < kMaxPasses && CanReadAgain(p)) {
-    result->again = injector->must_keep_apart();
-    return;
-  }
   diagnostics->Absorb(reader_diagnostics);
-  if (found > 0) {
-    std::string why = pass >= kMaxPasses ? "this was the " + std::to_string(kMaxPasses) + "th"
-                      : p.input == "-"   ? std::string("stdin does not allow another")
-                                         : std::string("this output does not allow another");
-    diagnostics->Warn("inject: merged pieces make cycles",
-                      p.input + ": merged, " + std::to_string(found) +
-                          " pieces of JIT functions make call cycles the input did not have " +
-                          "(Callgrind's call tracking took returns or jumps for calls); keeping " +
-                          "them apart takes another reading of the input, and " + why +
-                          ": written merged");
-  }
+  source.reset();  // ends the progress line before anything else is printed
   writer.Flush();
 
   InjectStats stats;
   if (injector) {
     stats = injector->stats();
-    if (stats.blocks_kept_apart + stats.ran_code_kept_in_block > 0) {
-      std::string what =
-          std::to_string(stats.blocks_kept_apart) + " blocks given a function of their own";
-      if (!stats.kept_apart_example.empty()) what += " (" + stats.kept_apart_example + ")";
-      what += ", the code of " + std::to_string(stats.ran_code_kept_in_block) +
-              " functions left with the block that ran it";
-      diagnostics->Warn("inject: pieces kept apart",
-                        p.input + ": merged, pieces of JIT functions made call cycles the input " +
-                            "did not have (Callgrind's call tracking took returns or jumps for " +
-                            "calls): kept apart, " + what);
-    }
     if (stats.overflowing_call_edges > 0) {
       diagnostics->Warn("callgrind: call tracking broke",
                         p.input + ": " + std::to_string(stats.overflowing_call_edges) +
@@ -621,17 +576,6 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* 
       ProcessInput(options, env, plan[i], std::move(inputs[i].source), progress, index,
                    loaded.empty(), &extents, inject_options, moar_code, background_writer, read,
                    &group, diag, &result);
-      for (int pass = 2; result.again; ++pass) {
-        // Another reading keeps apart what the ones before found (issue 33 item 7).
-        InjectOptions again = inject_options;
-        again.kept_apart = std::move(*result.again);
-        result.again.reset();
-        result.messages.clear();
-        result.reports.clear();
-        ProcessInput(options, env, plan[i], OpenInput(plan[i].input), progress, index,
-                     loaded.empty(), &extents, again, moar_code, background_writer, read, &group,
-                     diag, &result, pass);
-      }
     } catch (...) {
       result.error = std::current_exception();
     }

@@ -233,9 +233,8 @@ FAKE_MODE=bun record 0 -o bun -- bun app.js && {
     fail "BUN_OPTIONS: $(grep BUN_OPTIONS "$scratch/env")"
   grep -q 'process.on("exit"' "$scratch/preload" || fail "no exit wait preloaded"
   expected="--tool=callgrind --dump-instr=yes --callgrind-out-file=$work/bun/callgrind.out.%p"
-  expected+=" --fair-sched=yes bun app.js"
-  [[ $(tr '\n' ' ' <"$scratch/args") == "$expected " ]] ||
-    fail "bun's valgrind arguments: $(tr '\n' ' ' <"$scratch/args")"
+  expected+=" --log-fd=N --fair-sched=yes bun app.js"
+  [[ $(valgrind_args) == "$expected " ]] || fail "bun's valgrind arguments: $(valgrind_args)"
   [[ -s bun/jit-777-$pid.dump && ! -e $bun_dir ]] || fail "the dump was not moved: $(ls bun)"
   grep -q "^cg-inject: using jitdump bun/jit-777-$pid.dump" "$scratch/err" ||
     fail "not injected with Bun's dump: $(cat "$scratch/err")"
