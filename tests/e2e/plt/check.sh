@@ -86,7 +86,7 @@ echo "free@plt at $runtime: $in_cost Ir, named; unnamed JIT code before: $before
 sed 's/  long n = 0;/  long n = 0;\n  n += atoi(argv[0]) + puts("x") + abs(argc);/' prog.c >prog2.c
 sed -i '1i #include <stdio.h>' prog2.c
 gcc -O1 -fpie -pie -Wl,-z,now prog2.c -o prog.new 2>gcc.log || { echo "FAIL: rebuild: $(cat gcc.log)"; exit 1; }
-cp prog prog.recorded
+cp -p prog prog.recorded  # -p: its time is the time the profiled program had
 mv prog.new prog
 new_slot=$(objdump -d -j .plt.got prog | sed -n 's/^\([0-9a-f]*\) <free@plt>:$/\1/p')
 touch prog  # after the profile
@@ -94,16 +94,31 @@ touch prog  # after the profile
   fail "rebuilt program: cg-inject failed: $(cat rebuilt.err)"
 ! grep -q '@plt' rebuilt || fail "rebuilt program: stubs named: $(grep '@plt' rebuilt | head -3)"
 [[ $(grep -c 'warning:' rebuilt.err) == 1 ]] &&
-  grep -q "^cg-inject: warning: $tmp/prog: modified after the profile was written" rebuilt.err ||
+  grep -q "^warning: $tmp/prog: modified after the profile was written" rebuilt.err ||
   fail "rebuilt program: expected one warning naming it: $(cat rebuilt.err)"
 if [[ $new_slot != "$slot" ]]; then
   touch -r prog.recorded prog  # its time no longer tells: the slot does
   "$cg_inject" --no-discover --perf-map perf-1.map -i callgrind.out -o rebuilt 2>rebuilt.err ||
     fail "rebuilt program, old time: cg-inject failed: $(cat rebuilt.err)"
   ! grep -q '@plt' rebuilt || fail "rebuilt program, old time: stubs named: $(grep '@plt' rebuilt | head -3)"
-  [[ $(grep -c 'warning:' rebuilt.err) == 1 ]] &&
-    grep -q "^cg-inject: warning: $tmp/prog: changed since the profile was written: its PLT slot at 0x$slot names .*, but the profile shows its stub calling free in " rebuilt.err ||
+  # The proof is the first stub the profile shows calling through a slot that now names another
+  # function (free's or __cxa_finalize's, whichever block comes first): the warning must name a
+  # slot the rebuilt program has, with its symbol, and a function the recorded program's stub
+  # for that address called.
+  proof='^warning: '"$tmp"'/prog: changed since the profile was written: its PLT slot at 0x([0-9a-f]+) names ([^,]+), but the profile shows its stub calling ([^ ]+) in /'
+  line=$(grep -E "$proof" rebuilt.err)
+  if [[ $(grep -c 'warning:' rebuilt.err) == 1 && $line =~ $proof ]]; then
+    at=${BASH_REMATCH[1]} now=${BASH_REMATCH[2]} called=${BASH_REMATCH[3]}
+    # Whole listings, not a pipe into grep -q: pipefail would count objdump's SIGPIPE.
+    rebuilt_listing=$(objdump -d prog) recorded_listing=$(objdump -d prog.recorded)
+    grep -qE "^0*$at <${now%%@*}(@plt)?>:" <<<"$rebuilt_listing" ||
+      fail "rebuilt program, old time: the rebuilt program has no slot $now at 0x$at"
+    grep -qE "<${called}@plt>:" <<<"$recorded_listing" ||
+      fail "rebuilt program, old time: the recorded program had no stub calling $called"
+    [[ ${now%%@*} != "$called" ]] || fail "rebuilt program, old time: slot and call agree: $line"
+  else
     fail "rebuilt program, old time: expected one warning naming it: $(cat rebuilt.err)"
+  fi
 else
   echo "note: the rebuilt program's free@plt did not move (0x$slot); the slot check is not run"
 fi
