@@ -165,9 +165,19 @@ void CallgrindWriter::OnPartBegin(int part_index) {
 
 void CallgrindWriter::OnRawHeader(std::string_view key, std::string_view value,
                                   std::string_view raw) {
-  if (copy_input_ && !raw.empty() && ParseRawLines(raw, RawKind::kHeader, &raw_)) {
-    CopyRaw(raw, raw_.starts_with_marker);
-    return;
+  if (copy_input_ && !raw.empty() && ParseRaw(raw, RawKind::kHeader)) {
+    // totals: may follow the fe= that closes the part's last function (no record after it).
+    const RawName& fi = raw_[RawKey::kFi];
+    std::string_view file;
+    if (!fi.present || ClosingFile(fi, &file)) {
+      if (fi.present) {
+        BindRawName(kFiles, fi);
+        current_.source_file = texts_.Intern(file).text;  // `file` may view the input buffer
+        current_.has_file = true;
+      }
+      CopyRaw(raw, raw_.starts_with_marker);
+      return;
+    }
   }
   OnHeader(key, value);
 }
@@ -238,27 +248,32 @@ void CallgrindWriter::BindId(Space space, uint32_t id, std::string_view text) {
   // A name keeps the id it had: the input may define a second id for it (try_emplace).
   auto [value, inserted] = ids_[space].try_emplace(stored.id);
   if (inserted) *value = id;
-  auto& by_id = names_by_id_[space];
-  if (id >= by_id.size()) by_id.resize(id + id / 2 + 64);
-  by_id[id] = NameSlot{stored.id, stored.text, {}};
+  names_by_id_[space].Bind(id) = NameSlot{stored.id, stored.text, {}};
   if (id > max_id_[space]) max_id_[space] = id;
 }
 
 void CallgrindWriter::BindFunctionId(uint32_t id, const FunctionKey& function) {
   // The slot first: the index may look up every id it holds while it inserts.
-  if (id >= functions_by_id_.size()) functions_by_id_.resize(size_t{id} + 1);
-  functions_by_id_[id] = function;
+  functions_by_id_.Bind(id) = function;
   // A function keeps the id it had: the input may define a second id for it.
   function_ids_.insert(function, id);
   if (id > max_id_[2]) max_id_[2] = id;
 }
 
+bool CallgrindWriter::NameIdBound(Space space, uint32_t id) const {
+  const NameSlot* slot = names_by_id_[space].Find(id);
+  return slot != nullptr && slot->text != 0;
+}
+
+bool CallgrindWriter::FunctionIdBound(uint32_t id) const {
+  const FunctionKey* slot = functions_by_id_.Find(id);
+  return slot != nullptr && slot->function != 0;
+}
+
 uint32_t CallgrindWriter::NewId(Space space, std::string_view name, RawKey hint) {
   if (hints_ != nullptr) {
     const RawName& n = (*hints_)[hint];
-    bool free = space == kFunctions
-                    ? n.id >= functions_by_id_.size() || functions_by_id_[n.id].function == 0
-                    : n.id >= names_by_id_[space].size() || names_by_id_[space][n.id].text == 0;
+    bool free = space == kFunctions ? !FunctionIdBound(n.id) : !NameIdBound(space, n.id);
     if (n.has_id && n.id != 0 && (!n.has_text || n.text == name) && free) return n.id;
   }
   return std::max(max_id_[space], max_input_id_[space]) + 1;
@@ -322,11 +337,10 @@ bool CallgrindWriter::ParseRaw(std::string_view raw, RawKind kind) {
   for (size_t key = 0; key < size_t(RawKey::kCount); ++key) {
     const RawName& n = raw_.names[key];
     if (!n.has_id) continue;
-    // The id tables are vectors: an id far past the ones in use ("(16000000)" in a hostile
-    // file) is formatted instead, as the reader keeps such ids out of its dense table.
+    // Callgrind numbers ids over the whole run, so they may start far above one: the tables
+    // keep such ids in a hash map (id_slots.h), and every id is adopted.
     // at(): GCC cannot see that kSpaceOf holds only 0..2 (-Warray-bounds under ASan).
     uint32_t& seen = max_input_id_.at(kSpaceOf[key]);
-    if (n.id > 2 * uint64_t{std::max(seen, max_id_.at(kSpaceOf[key]))} + 65536) return false;
     seen = std::max(seen, n.id);
   }
   return true;
@@ -352,9 +366,8 @@ bool CallgrindWriter::RawNameIs(Space space, const RawName& n, std::string_view 
   if (!n.has_text && earlier != nullptr && earlier->has_id && earlier->has_text &&
       earlier->id == n.id)
     return earlier->text == text;
-  auto& by_id = names_by_id_[space];
-  if (n.id >= by_id.size() || by_id[n.id].text == 0) return n.has_text;  // a free id
-  NameSlot& slot = by_id[n.id];
+  if (!NameIdBound(space, n.id)) return n.has_text;  // a free id
+  NameSlot& slot = *names_by_id_[space].Find(n.id);
   // Only references are remembered: a definition's text is a view into the input buffer.
   if (n.has_text) return slot.stored == text;
   if (SameView(slot.seen, text)) return true;
@@ -367,7 +380,7 @@ bool CallgrindWriter::RawFunctionIs(const RawName& n, const Name& object, const 
                                     const Name& function) {
   if (!n.has_id) return n.text == function.text;
   if (n.has_text && n.text != function.text) return false;
-  if (n.id >= functions_by_id_.size() || functions_by_id_[n.id].function == 0) return n.has_text;
+  if (!FunctionIdBound(n.id)) return n.has_text;
   const FunctionKey& bound = functions_by_id_[n.id];
   return bound.function == TextId(function) && bound.object == TextId(object) &&
          bound.file == TextId(file);
@@ -383,6 +396,19 @@ void CallgrindWriter::UseRawSourceFile(const RawName& fi, const Name& file) {
   BindRawName(kFiles, fi);
   current_.source_file = file.text;
   current_.has_file = true;
+}
+
+bool CallgrindWriter::ClosingFile(const RawName& fi, std::string_view* file) {
+  // The previous function's closing fe=: not a record field, so look its file up.
+  if (fi.has_id && !fi.has_text) {
+    if (!NameIdBound(kFiles, fi.id)) return false;
+    *file = names_by_id_[kFiles][fi.id].stored;
+  } else if (!fi.has_id || RawNameIs(kFiles, fi, fi.text)) {
+    *file = fi.text;
+  } else {
+    return false;
+  }
+  return true;
 }
 
 bool CallgrindWriter::CopyFunction(const FunctionContext& f) {
@@ -401,16 +427,8 @@ bool CallgrindWriter::CopyFunction(const FunctionContext& f) {
   if (f.object.id == 0 ? has_object : !has_object || !Same(object, f.object.text)) return false;
   bool has_fl = current_.has_fl, has_file = current_.has_file;
   std::string_view fl_file = current_.fl_file, source_file = current_.source_file;
-  if (fi.present) {  // the previous function's closing fe=: not a record field, so look it up
-    if (fi.has_id && !fi.has_text) {
-      const auto& by_id = names_by_id_[kFiles];
-      if (fi.id >= by_id.size() || by_id[fi.id].text == 0) return false;
-      source_file = by_id[fi.id].stored;
-    } else if (!fi.has_id || RawNameIs(kFiles, fi, fi.text)) {
-      source_file = fi.text;
-    } else {
-      return false;
-    }
+  if (fi.present) {
+    if (!ClosingFile(fi, &source_file)) return false;
     has_file = true;
   }
   if (fl.present) {

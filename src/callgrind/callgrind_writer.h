@@ -14,6 +14,7 @@
 #include "cg_inject/profile.h"
 #include "util/chunked_vector.h"
 #include "util/flat_hash_map.h"
+#include "util/id_slots.h"
 
 namespace cg_inject {
 
@@ -101,6 +102,9 @@ class CallgrindWriter : public ProfileSink {
 
   /// Writes `name` in full or as "(id) name"/"(id)", `id` being 0 for a name written in full.
   void AppendCompressed(std::string_view name, uint32_t id, bool known);
+  /// Whether an output id already stands for a name (NameIdBound) or a function.
+  bool NameIdBound(Space space, uint32_t id) const;
+  bool FunctionIdBound(uint32_t id) const;
   /// The id for a name that has none yet: the hint's input id when that is free, else one
   /// above every id used or seen in the part's input text.
   uint32_t NewId(Space space, std::string_view name, RawKey hint);
@@ -109,6 +113,9 @@ class CallgrindWriter : public ProfileSink {
 
   // Copying input text. Each Copy* checks that the record's text reads the same in the
   // output's context and, if so, copies it and updates the context; false: format instead.
+  /// The file a closing fi=/fe= line (before a function or totals:) names; false if the copy
+  /// would not name the input's file.
+  bool ClosingFile(const RawName& fi, std::string_view* file);
   bool CopyFunction(const FunctionContext& f);
   bool CopyCost(const CostRecord& cost);
   bool CopyCall(const CallRecord& call);
@@ -204,12 +211,12 @@ class CallgrindWriter : public ProfileSink {
     std::string_view stored;  // the text, in texts_
     std::string_view seen;
   };
-  std::vector<NameSlot> names_by_id_[2];
+  IdSlots<NameSlot> names_by_id_[2];
   // Function ids by (object, file, name): one id per function as KCachegrind identifies it.
   // Ids are bound once per part, so each id the index holds keeps naming its function.
-  static FunctionKey KeyOf(const ChunkedVector<FunctionKey>& t, uint32_t id) { return t[id]; }
-  ChunkedVector<FunctionKey> functions_by_id_;  // output id -> function
-  KeyIndex<FunctionKey, FunctionKeyHash, ChunkedVector<FunctionKey>, KeyOf> function_ids_{
+  static FunctionKey KeyOf(const IdSlots<FunctionKey>& t, uint32_t id) { return t[id]; }
+  IdSlots<FunctionKey> functions_by_id_;  // output id -> function
+  KeyIndex<FunctionKey, FunctionKeyHash, IdSlots<FunctionKey>, KeyOf> function_ids_{
       &functions_by_id_};
   std::array<uint32_t, 3> max_id_{};        // objects, files, functions
   std::array<uint32_t, 3> max_input_id_{};  // the largest id seen in the part's input text

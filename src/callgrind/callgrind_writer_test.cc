@@ -430,10 +430,26 @@ TEST(CallgrindWriterTest, InputThatConsumersReadDifferentlyIsFormatted) {
   EXPECT_NE(out.find("fl=(2)\nfn=(2) g\n"), std::string::npos) << out;
 }
 
-TEST(CallgrindWriterTest, FarAwayIdsAreNotAdopted) {
-  // A hostile id would size the writer's id tables: the line is formatted with an id of its own.
-  std::string out = Rewrite("# callgrind format\nevents: Ir\nfn=(9000000) f\n1 1\n", {});
-  EXPECT_EQ(out, "# callgrind format\nevents: Ir\n\n\nfn=(1) f\n1 1\n");
+TEST(CallgrindWriterTest, IdsFarAboveTheOnesInUseAreAdopted) {
+  // Callgrind numbers names over the whole run, so a file may start with ob=(4) and fn=(134916)
+  // (Bun's and Elixir's profiles do), and a hostile id may be larger still: each is copied.
+  constexpr std::string_view kText =
+      "# callgrind format\npositions: instr line\nevents: Ir\n\nob=(4) /lib/libm.so.6\nfl=(345) "
+      "w.c\nfn=(134916) log2\n"
+      "0x10 3 1\ncob=(1) /bin/a\ncfi=(2) a.c\ncfn=(134920) f\ncalls=1 0x20 4\n* * 2\n\n"
+      "ob=(1)\nfl=(2)\nfn=(134920)\n0x20 4 2\nfn=(9000000) g\n0x30 5 1\n\n"
+      "ob=(4)\nfl=(345)\nfn=(134916)\n0x11 3 1\ntotals: 5\n";
+  EXPECT_EQ(Rewrite(kText, {}), kText);
+  ExpectRoundTrip(kText);
+}
+
+TEST(CallgrindWriterTest, ClosingFeBeforeTotalsIsCopied) {
+  // Callgrind closes the part's last inlined file with fe= right before totals:.
+  constexpr std::string_view kText =
+      "# callgrind format\nevents: Ir\n\nfl=(1) a.c\nfn=(1) f\n1 1\nfi=(2) inl.h\n2 1\n"
+      "fe=(1)\n\ntotals: 2\n";
+  EXPECT_EQ(Rewrite(kText, {}), kText);
+  ExpectRoundTrip(kText);
 }
 
 }  // namespace

@@ -110,6 +110,15 @@ bool ParseRawLines(std::string_view raw, RawKind kind, RawLines* out) {
       continue;
     }
     // kContext: a context line, or the record's (first) line.
+    std::string_view value;
+    RawKey key = KeyOf(line, &value);
+    if ((kind == RawKind::kFunction || kind == RawKind::kHeader) && key == RawKey::kFi) {
+      // The fe= that closes the previous function's inlined file: before ob=/fl=, or before
+      // the totals: that ends the part.
+      if (next_key != 0 || (*out)[RawKey::kFi].present) return false;
+      if (!ParseName(value, &out->names[size_t(key)])) return false;
+      continue;
+    }
     if (kind == RawKind::kHeader) {
       if (!IsLetter(line[0])) return false;
       stage = kDone;
@@ -129,15 +138,7 @@ bool ParseRawLines(std::string_view raw, RawKind kind, RawLines* out) {
       stage = kSecond;
       continue;
     }
-    std::string_view value;
-    RawKey key = KeyOf(line, &value);
     if (key == RawKey::kCount) return false;
-    if (kind == RawKind::kFunction && key == RawKey::kFi) {
-      // The fe= that closes the previous function's inlined file, before ob=/fl=.
-      if (next_key != 0 || (*out)[RawKey::kFi].present) return false;
-      if (!ParseName(value, &out->names[size_t(key)])) return false;
-      continue;
-    }
     if (int(key) < next_key) return false;
     if (key == RawKey::kFn) {
       if (kind != RawKind::kFunction) return false;

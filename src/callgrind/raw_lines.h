@@ -44,7 +44,8 @@ inline bool IsOnePositionLine(std::string_view raw) {
 
 /// Parses `raw`, the text of one record of `kind`, into `out`. Accepts only what every consumer
 /// reads alike: each allowed context line at most once and in RawKey order (a function's text
-/// may start with the previous function's closing fi=/fe=), blank and `#` lines among them,
+/// or a header's, may start with the previous function's closing fi=/fe=), blank and `#` lines
+/// among them,
 /// then the record's own line(s) (`key: value`; fn=; a position line; calls= or
 /// jump=/jcnd=F/E plus a position line), each ending in "\n" without "\r" and without indentation.
 /// Returns false for anything else; the writer then formats the record.
