@@ -609,13 +609,13 @@ void ReportIncompleteBunDump(const ProcessTask& task, const RecordOptions& optio
   }
   const bool waited = options.runtimes.Enabled("bun");
   std::fprintf(err,
-               "cg-inject: warning: pid %llu (%s): %.2f%% of the cost stayed in unnamed JIT code: "
+               "warning: pid %llu (%s): %.2f%% of the cost stayed in unnamed JIT code: "
                "JavaScriptCore writes its jitdump on a thread of its own and the process ended "
                "before that thread had written it all (%s)\n",
                static_cast<unsigned long long>(task.process.pid), task.program.c_str(),
                share * 100.0, held.c_str());
   std::fprintf(err,
-               "cg-inject:   %s; keep the program alive a few seconds at its end (`await "
+               "  %s; keep the program alive a few seconds at its end (`await "
                "Bun.sleep(3000)`) and record again\n",
                waited ? "record's wait at exit (BUN_OPTIONS=--preload) did not see it finish: "
                         "the process was killed, or exited without running 'exit' handlers"

@@ -243,7 +243,7 @@ FAKE_MODE=bun record 0 -o bun -- bun app.js && {
 # A dump that ends before the code that ran: used, and what is missing said with the workaround.
 FAKE_MODE=bun-cut record 0 -o bun-cut -- bun app.js && {
   pid=$(pid_of bun-cut)
-  grep -q "^cg-inject: warning: pid $pid (bun): [0-9.]*% of the cost stayed in unnamed JIT code: JavaScriptCore writes its jitdump on a thread of its own and the process ended before that thread had written it all (bun-cut/jit-777-$pid.dump has [0-9]* code records and ends inside the next one ([0-9]* bytes of it))$" "$scratch/err" ||
+  grep -q "^warning: pid $pid (bun): [0-9.]*% of the cost stayed in unnamed JIT code: JavaScriptCore writes its jitdump on a thread of its own and the process ended before that thread had written it all (bun-cut/jit-777-$pid.dump has [0-9]* code records and ends inside the next one ([0-9]* bytes of it))$" "$scratch/err" ||
     fail "incomplete-dump warning: $(cat "$scratch/err")"
   grep -q "keep the program alive a few seconds at its end (\`await Bun.sleep(3000)\`)" \
     "$scratch/err" || fail "no workaround: $(cat "$scratch/err")"
