@@ -155,6 +155,6 @@ PY
   fi
   cases=$((cases + 1))
 done
-((cases >= 3)) || fail "only $cases fidelity cases checked"
+((cases >= 5)) || fail "only $cases fidelity cases checked"
 echo "checked $checked injected captures and $cases fidelity cases"
 finish
