@@ -115,14 +115,21 @@ CycleGuard::Decision CycleGuard::Decide() const {
       edges.push_back({input_node[c.from], input_node[c.to]});
   std::vector<uint32_t> input_cycle = Components(n, edges);
   for (uint32_t p = 0; p < n; ++p) input_cycle[p] = input_cycle[input_node[p]];
+  // Which input cycles are cycles (two functions or more): a function alone is in none.
+  std::vector<uint32_t> functions_in(n, 0);
+  for (uint32_t p = 0; p < n; ++p)
+    if (input_node[p] == p) ++functions_in[input_cycle[p]];
+  std::vector<bool> is_cycle(n);
+  for (uint32_t c = 0; c < n; ++c) is_cycle[c] = functions_in[c] >= 2;
 
   // A reading in which piece p is part of function node[p] (a piece id): its cycles, and which
-  // of them are new against `reference` (each piece's cycle in an earlier reading). A cycle is
-  // the earlier reading's when one earlier cycle has a piece in each of its functions (merging
-  // only renamed that cycle's members); otherwise it is new.
+  // of them are new against `reference` (each piece's cycle in an earlier reading; `real`: that
+  // cycle has two functions or more). A cycle is the earlier reading's when one earlier cycle
+  // has a piece in each of its functions (merging only renamed that cycle's members); otherwise
+  // it is new.
   std::vector<uint32_t> node(n), cycle;
   std::vector<bool> is_new;
-  auto read = [&](const std::vector<uint32_t>& reference) {
+  auto read = [&](const std::vector<uint32_t>& reference, const std::vector<bool>& real) {
     edges.clear();
     for (const Call& c : calls_)
       if (node[c.from] != node[c.to]) edges.push_back({node[c.from], node[c.to]});
@@ -132,7 +139,8 @@ CycleGuard::Decision CycleGuard::Decide() const {
       if (node[p] == p) ++members[cycle[p]];
     std::vector<std::pair<uint32_t, uint32_t>> seen;  // (function, earlier cycle) of its pieces
     for (uint32_t p = 0; p < n; ++p)
-      if (members[cycle[node[p]]] >= 2) seen.push_back({node[p], reference[p]});
+      if (members[cycle[node[p]]] >= 2 && real[reference[p]])
+        seen.push_back({node[p], reference[p]});
     std::sort(seen.begin(), seen.end());
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
     is_new.assign(n, false);
@@ -167,7 +175,7 @@ CycleGuard::Decision CycleGuard::Decide() const {
   };
   for (uint32_t p = 0; p < n; ++p) apart[p] = merged(p) && pieces_[p].can_go;
   set_nodes();
-  read(input_cycle);
+  read(input_cycle, is_cycle);
   std::vector<uint32_t> stuck;
   for_each_taking_part([&](uint32_t p) {
     if (merged(p) && !apart[p] && main_of[pieces_[p].output] != p && is_new[cycle[node[p]]])
@@ -177,6 +185,10 @@ CycleGuard::Decision CycleGuard::Decide() const {
   decision.left_merged = size_t(std::unique(stuck.begin(), stuck.end()) - stuck.begin());
   std::vector<uint32_t> base_cycle(n);
   for (uint32_t p = 0; p < n; ++p) base_cycle[p] = cycle[node[p]];
+  std::fill(functions_in.begin(), functions_in.end(), 0);
+  for (uint32_t p = 0; p < n; ++p)
+    if (node[p] == p) ++functions_in[cycle[p]];
+  for (uint32_t c = 0; c < n; ++c) is_cycle[c] = functions_in[c] >= 2;
 
   // Then the pieces that may go are merged. Those taking part in a new cycle, in a function
   // whose best-ranked piece taking part lies in another earlier cycle, are candidates: each is
@@ -187,7 +199,7 @@ CycleGuard::Decision CycleGuard::Decide() const {
   // others in are given up.
   std::fill(apart.begin(), apart.end(), false);
   set_nodes();
-  read(base_cycle);
+  read(base_cycle, is_cycle);
   auto candidate = [&](uint32_t p) { return merged(p) && is_new[cycle[node[p]]]; };
   std::unordered_map<uint32_t, uint32_t> keep;  // output -> best-ranked piece taking part
   for_each_taking_part([&](uint32_t p) {
@@ -236,6 +248,7 @@ CycleGuard::Decision CycleGuard::Decide() const {
         (*next)[fill[forward ? e.first : e.second]++] = forward ? e.second : e.first;
     }
     const uint32_t f = main_of[pieces_[p].output], piece = node[p];
+    const bool ran = pieces_[p].ran_in != kAlone;
     std::fill(reach.begin(), reach.end(), 0);
     flood(f, first, succ, 1);
     flood(f, first_back, pred, 2);
@@ -245,7 +258,10 @@ CycleGuard::Decision CycleGuard::Decide() const {
     for (uint32_t v = 0; v < n && !pulls_in; ++v) {
       const uint8_t r = reach[v];
       const bool between = ((r & 1) && (r & 8)) || ((r & 4) && (r & 2));
-      const bool in_own_cycle = (r & 3) == 3 || (r & 12) == 12;
+      // Functions in the function's cycle stay in it; those in the cycle of a block merged
+      // into it were that block's partners (the cycle is renamed). Code another block ran
+      // leaves that block a function of its own, which joins the cycle.
+      const bool in_own_cycle = (r & 3) == 3 || (!ran && (r & 12) == 12);
       pulls_in = between && !in_own_cycle && node[v] == v;
     }
     if (!pulls_in) apart[p] = false;
