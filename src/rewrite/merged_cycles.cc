@@ -3,11 +3,11 @@
 // (the JIT ones become their code version's function, the others stay themselves) and the code
 // that blocks ran of other functions; their calls are the input's edges (call_overflow_, whose
 // ids these are), the calls made from such code, and a call from each block into the code of
-// others it ran. A pass only finds the pieces: its output has already merged them, so the caller
+// others it ran. A real object's function whose code JIT blocks ran is one function with its
+// own block. A pass only finds the pieces: its output has already merged them, so the caller
 // reads the input again with them in InjectOptions::kept_apart, and the next pass keeps them
-// apart (block_rewriter.cc). Keeping some apart can leave others nested that were not (a
-// function's first piece may have been among those kept apart), so a pass finds what is left
-// too; the caller stops after a few passes.
+// apart (block_rewriter.cc). CycleGuard decides with every piece it gives up already apart, so
+// the second pass normally finds none left (it counts them if it does).
 #include <string>
 #include <unordered_map>
 
