@@ -106,10 +106,12 @@ void Injector::Impl::CheckMergedCycles() {
     const uint32_t block = piece_of(r.block_node);
     // Code may stay with the block that ran it only where KCachegrind's machine code view still
     // finds it: JIT code of another JIT function written under the same object (ELF image).
+    // Never a real object's code that a source names (V8's builtins in Deno's binary, written
+    // at the object's addresses): each of its lines is the function the source says.
     bool can_stay = false;
-    if (out_[r.owner].jit && (r.block_node & kJitNode)) {
+    if (out_[r.owner].jit && out_[r.owner].rebase == 0 && (r.block_node & kJitNode)) {
       const InFunction& fn = in_[int(r.block_node & ~kJitNode)];
-      can_stay = fn.jit && fn.resolved && fn.identity >= 0 &&
+      can_stay = fn.jit && fn.resolved && fn.identity >= 0 && out_[fn.identity].rebase == 0 &&
                  out_[fn.identity].key.object == out_[r.owner].key.object;
     }
     piece_node.push_back(kNone);
