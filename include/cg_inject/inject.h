@@ -260,10 +260,12 @@ struct InjectStats {
   int64_t overflowing_call_edges = 0;
   // Pieces of JIT functions kept apart because merged they made call cycles the input did not
   // have (issue 33 item 7): blocks given a function of their own, code left with the block that
-  // ran it; and pieces this pass found that would need it too (another pass keeps them apart).
+  // ran it; pieces this pass found that would need it too (another pass keeps them apart); and
+  // pieces in such cycles that nothing may keep apart (entry blocks, real objects' code).
   int64_t blocks_kept_apart = 0;
   int64_t ran_code_kept_in_block = 0;
   int64_t new_cycles_left = 0;
+  int64_t new_cycles_merged = 0;
   std::string kept_apart_example;  // the output name of the first block kept apart
   std::vector<Unresolved> top_unresolved;
   std::vector<std::string> invariant_violations;

@@ -316,7 +316,56 @@ struct InputResult {
   bool check_failed = false;
   bool started = false;
   std::exception_ptr error;
+  // A first pass found pieces of JIT functions to keep apart (issue 33 item 7): the input is to
+  // be read again with these, and nothing of this pass is kept.
+  std::optional<KeptApart> again;
 };
+
+/// Whether an input can be read a second time and its output replaced after a first pass
+/// wrote it: a regular file in, and an output that is replaced atomically (not stdout, a
+/// device or a FIFO, which are written as the run goes).
+bool CanReadAgain(const PlannedOutput& p) {
+  struct stat st;
+  if (p.input == "-" || ::stat(p.input.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (p.output == "-") return false;
+  return ::stat(p.output.c_str(), &st) != 0 || S_ISREG(st.st_mode);
+}
+
+/// The one warning about pieces of JIT functions whose merging makes call cycles the input did
+/// not have (issue 33 item 7): what was kept apart, and what was written merged and why.
+void WarnMergedCycles(const PlannedOutput& p, const InjectStats& stats, bool could_read_again,
+                      Diagnostics* diagnostics) {
+  const int64_t kept = stats.blocks_kept_apart + stats.ran_code_kept_in_block;
+  // Found by this pass but written merged: only another reading could keep them apart.
+  const int64_t unread = stats.new_cycles_left;
+  const int64_t merged = stats.new_cycles_merged + unread;
+  if (kept == 0 && merged == 0) return;
+  std::string text = p.input +
+                     ": merging pieces of JIT functions would make call cycles the input did not "
+                     "have (Callgrind's call tracking took returns or jumps for calls)";
+  if (kept > 0) {
+    text += ": kept apart, " + std::to_string(stats.blocks_kept_apart) +
+            " blocks given a function of their own";
+    if (!stats.kept_apart_example.empty()) text += " (" + stats.kept_apart_example + ")";
+    text += ", the code of " + std::to_string(stats.ran_code_kept_in_block) +
+            " functions left with the JIT block that ran it";
+  }
+  if (merged > 0) {
+    text += kept > 0 ? "; " : ": ";
+    text += std::to_string(merged) + " pieces written merged";
+    if (stats.new_cycles_merged > 0)
+      text += " (" + std::to_string(stats.new_cycles_merged) +
+              " a function's entry block or a real object's code, which stay with their function)";
+    if (unread > 0)
+      text += could_read_again ? " (still found after a second reading)"
+              : p.input == "-"
+                  ? " (keeping them apart takes a second reading of the input, which stdin does "
+                    "not allow)"
+                  : " (keeping them apart takes a second reading, and this output is written as "
+                    "the run goes)";
+  }
+  diagnostics->Warn("inject: merged pieces make cycles", text);
+}
 
 /// Reads, rewrites and writes one input (see Run); its outputs join `group`. Throws InputError.
 void ProcessInput(const CliOptions& options, const RunEnvironment& env, const PlannedOutput& p,
@@ -324,7 +373,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
                   bool no_sources, ObjectExtents* extents, InjectOptions inject_options,
                   const std::vector<MoarCodeStats>& moar_code, bool background_writer,
                   const ReadFiles& read, OutputGroup* group, Diagnostics* diagnostics,
-                  InputResult* result) {
+                  InputResult* result, int pass = 1) {
   std::string* said = &result->messages;
   if (progress) source = std::make_unique<ProgressSource>(std::move(source), env.err);
   // Looked for before this run creates its own temporary there.
@@ -385,13 +434,23 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
     diagnostics->Absorb(reader_diagnostics);
     throw;
   }
-  diagnostics->Absorb(reader_diagnostics);
   source.reset();  // ends the progress line before anything else is printed
+  // Merged, some pieces of JIT functions made call cycles the input did not have: only another
+  // reading can keep them apart (their names appear in calls before their blocks, anywhere in
+  // the part), as this pass's output has merged them. Its warnings come again; what it wrote is
+  // removed (no Commit). The first pass decides every piece, so one more reading is enough.
+  const bool can_read_again = CanReadAgain(p);
+  if (injector && pass == 1 && injector->stats().new_cycles_left > 0 && can_read_again) {
+    result->again = injector->must_keep_apart();
+    return;
+  }
+  diagnostics->Absorb(reader_diagnostics);
   writer.Flush();
 
   InjectStats stats;
   if (injector) {
     stats = injector->stats();
+    WarnMergedCycles(p, stats, can_read_again, diagnostics);
     if (stats.overflowing_call_edges > 0) {
       diagnostics->Warn("callgrind: call tracking broke",
                         p.input + ": " + std::to_string(stats.overflowing_call_edges) +
@@ -576,6 +635,17 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* 
       ProcessInput(options, env, plan[i], std::move(inputs[i].source), progress, index,
                    loaded.empty(), &extents, inject_options, moar_code, background_writer, read,
                    &group, diag, &result);
+      if (result.again) {
+        // Another reading keeps apart what the first found (issue 33 item 7).
+        InjectOptions again = inject_options;
+        again.kept_apart = std::move(*result.again);
+        result.again.reset();
+        result.messages.clear();
+        result.reports.clear();
+        ProcessInput(options, env, plan[i], OpenInput(plan[i].input), progress, index,
+                     loaded.empty(), &extents, again, moar_code, background_writer, read, &group,
+                     diag, &result, /*pass=*/2);
+      }
     } catch (...) {
       result.error = std::current_exception();
     }

@@ -3,11 +3,11 @@
 // (the JIT ones become their code version's function, the others stay themselves) and the code
 // that blocks ran of other functions; their calls are the input's edges (call_overflow_, whose
 // ids these are), the calls made from such code, and a call from each block into the code of
-// others it ran. A pass only finds the pieces: its output has already merged them, so the caller
+// others it ran. A real object's function whose code JIT blocks ran is one function with its
+// own block. A pass only finds the pieces: its output has already merged them, so the caller
 // reads the input again with them in InjectOptions::kept_apart, and the next pass keeps them
-// apart (block_rewriter.cc). Keeping some apart can leave others nested that were not (a
-// function's first piece may have been among those kept apart), so a pass finds what is left
-// too; the caller stops after a few passes.
+// apart (block_rewriter.cc). CycleGuard decides with every piece it gives up already apart, so
+// the second pass normally finds none left (it counts them if it does).
 #include <string>
 #include <unordered_map>
 
@@ -53,21 +53,17 @@ bool Injector::Impl::KeptInBlock(int owner) {
 
 void Injector::Impl::CheckMergedCycles() {
   // Only a function of two or more pieces can be split: most parts have none (a sound call
-  // graph enters a function at its entry), and then nothing else is looked at.
+  // graph enters a function at its entry), and then nothing else is looked at. Code of a real
+  // object's function that JIT blocks ran joins that function's own block.
   std::unordered_map<int, uint32_t> pieces_per_output;
   for (size_t f = 0; f < in_.size(); ++f) {
     const InFunction& fn = in_[int(f)];
     if (fn.jit && fn.resolved && fn.identity >= 0) ++pieces_per_output[fn.identity];
   }
-  for (const RanByOther& r : ran_by_other_) ++pieces_per_output[r.owner];
+  for (const RanByOther& r : ran_by_other_) pieces_per_output[r.owner] += out_[r.owner].jit ? 1 : 2;
   bool merged = false;
   for (const auto& [output, count] : pieces_per_output) merged |= count >= 2;
   if (!merged) return;
-  auto output_of = [&](int identity) {
-    auto it = pieces_per_output.find(identity);
-    return it != pieces_per_output.end() && it->second >= 2 ? uint32_t(identity)
-                                                            : CycleGuard::kAlone;
-  };
 
   CycleGuard guard;
   // Pieces by call_overflow_ node: JIT input functions by InFunction index, the others by their
@@ -85,7 +81,7 @@ void Injector::Impl::CheckMergedCycles() {
     if (piece != kNone) return piece;
     const InFunction& fn = in_[f];
     const bool resolved = fn.jit && fn.resolved && fn.identity >= 0 && fn.version != nullptr;
-    piece = add(uint32_t(f) | kJitNode, resolved ? output_of(fn.identity) : CycleGuard::kAlone,
+    piece = add(uint32_t(f) | kJitNode, resolved ? uint32_t(fn.identity) : CycleGuard::kAlone,
                 resolved ? fn.entry - fn.version->start() : 0);
     return piece;
   };
@@ -107,25 +103,43 @@ void Injector::Impl::CheckMergedCycles() {
   std::vector<uint32_t> ran_piece(ran_by_other_.size());
   for (size_t i = 0; i < ran_by_other_.size(); ++i) {
     const RanByOther& r = ran_by_other_[i];
+    const uint32_t block = piece_of(r.block_node);
+    // Code may stay with the block that ran it only where KCachegrind's machine code view still
+    // finds it: JIT code of another JIT function written under the same object (ELF image).
+    // Never a real object's code that a source names (V8's builtins in Deno's binary, written
+    // at the object's addresses): each of its lines is the function the source says.
+    bool can_stay = false;
+    if (out_[r.owner].jit && out_[r.owner].rebase == 0 && (r.block_node & kJitNode)) {
+      const InFunction& fn = in_[int(r.block_node & ~kJitNode)];
+      can_stay = fn.jit && fn.resolved && fn.identity >= 0 && out_[fn.identity].rebase == 0 &&
+                 out_[fn.identity].key.object == out_[r.owner].key.object;
+    }
     piece_node.push_back(kNone);
-    ran_piece[i] = guard.AddPiece(output_of(r.owner), r.offset == UINT64_MAX ? 0 : r.offset,
-                                  /*ran_by_other=*/true);
-    guard.AddCall(piece_of(r.block_node), ran_piece[i]);
+    ran_piece[i] = guard.AddRanPiece(uint32_t(r.owner), block,
+                                     r.offset == UINT64_MAX ? 0 : r.offset, can_stay);
+    guard.AddCall(block, ran_piece[i]);
+    // A real object's function: its own block (when the part has one) is the same function.
+    if (!out_[r.owner].jit) {
+      const uint32_t own = piece_of_key(out_[r.owner].key);
+      if (own != kNone) guard.SetOutput(own, uint32_t(r.owner));
+    }
   }
   for (const RanByOtherCall& c : ran_by_other_calls_) {
     uint32_t target = piece_of_key(c.target);
     if (target != kNone) guard.AddCall(ran_piece[c.ran], target);
   }
 
-  std::vector<uint32_t> apart = guard.PiecesToKeepApart();
-  // What this pass could not keep apart any more (its output has them merged).
-  stats_.new_cycles_left += int64_t(apart.size());
+  const CycleGuard::Decision decision = guard.Decide();
+  // What this pass could not keep apart any more (its output has them merged), and what no pass
+  // can (entry blocks, real objects' code).
+  stats_.new_cycles_left += int64_t(decision.apart.size());
+  stats_.new_cycles_merged += int64_t(decision.left_merged);
   auto node_name = [&](uint32_t node) {
     return node & kJitNode ? in_[int(node & ~kJitNode)].key.function
                            : in_acc_.functions()[node].key.function;
   };
   size_t ran_index = 0;  // both ascending: a two-pointer walk
-  for (uint32_t piece : apart) {
+  for (uint32_t piece : decision.apart) {
     if (piece_node[piece] != kNone) {
       found_apart_.blocks.insert(PartKey(node_name(piece_node[piece])));
       continue;

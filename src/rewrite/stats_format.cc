@@ -62,12 +62,18 @@ void AppendStatsText(const InjectStats& s, std::string* out) {
           ", functions named: %" PRId64 " (names given their definition's position: %" PRId64 ")\n",
           s.parts, s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved,
           s.definitions_disambiguated);
-  // The CLI reads its input once: pieces found are written merged (issue 33 item 7, open).
-  if (s.new_cycles_left > 0)
+  if (s.blocks_kept_apart + s.ran_code_kept_in_block > 0)
+    AppendF(out,
+            "cg-inject: pieces kept apart so that merging makes no call cycle the input did not "
+            "have: %" PRId64 " blocks, %" PRId64
+            " functions' code left with the block that ran "
+            "it\n",
+            s.blocks_kept_apart, s.ran_code_kept_in_block);
+  if (s.new_cycles_left + s.new_cycles_merged > 0)
     AppendF(out,
             "cg-inject: pieces of JIT functions whose merging makes call cycles the input did not "
-            "have (written merged): %" PRId64 "\n",
-            s.new_cycles_left);
+            "have, written merged: %" PRId64 "\n",
+            s.new_cycles_left + s.new_cycles_merged);
   if (s.unnamed_code_named > 0)
     AppendF(out,
             "cg-inject: JIT code no source lists, named by its place (trampolines): %" PRId64 "\n",
@@ -160,13 +166,14 @@ void AppendStatsJson(const InjectStats& s, std::string* out) {
           ",\"reused_addresses_seen\":%" PRId64 ",\"ambiguous_choices\":%" PRId64
           ",\"reused_blocks_split\":%" PRId64 ",\"overflowing_call_edges\":%" PRId64
           ",\"unnamed_code_named\":%" PRId64 ",\"blocks_kept_apart\":%" PRId64
-          ",\"ran_code_kept_in_block\":%" PRId64 ",\"new_cycles_left\":%" PRId64,
+          ",\"ran_code_kept_in_block\":%" PRId64 ",\"new_cycles_left\":%" PRId64
+          ",\"new_cycles_merged\":%" PRId64,
           s.jit_blocks, s.jit_blocks_resolved, s.functions_resolved, s.definitions_disambiguated,
           s.calls_renamed, s.cost_lines_moved, s.cost_moved, s.edges_synthesized,
           s.internal_transfers_dropped, s.object_code_lines, s.reused_ranges,
           s.reused_addresses_seen, s.ambiguous_choices, s.reused_blocks_split,
           s.overflowing_call_edges, s.unnamed_code_named, s.blocks_kept_apart,
-          s.ran_code_kept_in_block, s.new_cycles_left);
+          s.ran_code_kept_in_block, s.new_cycles_left, s.new_cycles_merged);
   AppendF(out, ",\"ambiguous_functions\":%" PRId64 ",\"ambiguous_cost\":%" PRIu64,
           s.ambiguous_functions, s.ambiguous_cost);
   *out += ",\"top_unresolved\":[";

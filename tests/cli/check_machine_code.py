@@ -267,6 +267,8 @@ def main():
         # definition's position where two definitions share a name (`(anonymous):770`,
         # `f:12:41`, `f (/dir/file.js:3:1)`: resolve/definition_names.h).
         base = re.sub(r"'\d+$", "", fn)
+        # A block kept apart from its function (issue 33 item 7) names where it was entered.
+        base = re.sub(r" \(entered at 0x[0-9a-f]+, \+0x[0-9a-f]+\)$", "", base)
         candidates = [base, re.sub(r":\d+(:\d+)?$", "", base), re.sub(r" \([^()]*:\d+:\d+\)$", "", base)]
         named = [v for name in dict.fromkeys(candidates) for v in by_name.get(name, [])]
         holders = {a: [v for v in named if v[1] <= a < v[1] + len(v[2])] for a in addrs}

@@ -155,6 +155,23 @@ PY
   fi
   cases=$((cases + 1))
 done
-((cases >= 3)) || fail "only $cases fidelity cases checked"
+((cases >= 5)) || fail "only $cases fidelity cases checked"
+
+# Issue 33 item 7: keeping a piece apart takes a second reading of the input, so a file input
+# says what it kept apart, and stdin, which cannot be read again, writes it merged and says so.
+deno=$SOURCE_ROOT/tests/data/fidelity/deno-prologue
+if expect_exit 0 "$CG_INJECT" --no-discover --perf-map "$deno"/perf-*.map \
+  -i "$deno/profile.callgrind" -o "$scratch/kept.out" --stats; then
+  grep -q "kept apart, 1 blocks given a function of their own (words (entered at 0x28001c14, +0x14))" \
+    "$scratch/err" || fail "no warning of the block kept apart: $(cat "$scratch/err")"
+  grep -q "^cg-inject: pieces kept apart .*: 1 blocks, 0 functions' code" "$scratch/err" ||
+    fail "--stats does not count the block kept apart: $(cat "$scratch/err")"
+fi
+if expect_exit 0 "$CG_INJECT" --no-discover --perf-map "$deno"/perf-*.map -i - \
+  -o "$scratch/merged.out" <"$deno/profile.callgrind"; then
+  grep -q "1 pieces written merged (keeping them apart takes a second reading of the input, which stdin does not allow)" \
+    "$scratch/err" || fail "stdin: no warning of the merged piece: $(cat "$scratch/err")"
+  grep -q "entered at" "$scratch/merged.out" && fail "stdin: a piece kept apart without a second reading"
+fi
 echo "checked $checked injected captures and $cases fidelity cases"
 finish
