@@ -41,8 +41,9 @@ class CycleGuard {
 
   /// The pieces that must stay apart from their function: those a path from another piece of
   /// their function reaches through other functions, but the one entered nearest the entry;
-  /// sorted. A search per function of two or more pieces: O(pieces x calls) at worst, as many
-  /// as broken call tracking leaves (146 functions in an erlc run under Valgrind 3.19).
+  /// sorted. O(pieces + calls) for the strongly connected components, then one pass over their
+  /// DAG per 64 x words functions of two or more pieces (words: as many as 2 MB of bits hold):
+  /// broken call tracking leaves thousands (mcs under Valgrind 3.19).
   std::vector<uint32_t> PiecesToKeepApart() const;
 
  private:

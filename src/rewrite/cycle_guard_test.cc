@@ -3,6 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <utility>
+#include <vector>
+
 namespace cg_inject {
 namespace {
 
@@ -94,6 +99,94 @@ TEST(CycleGuardTest, ADeeperLevelEnteredElsewhereStaysApart) {
   guard.AddCall(g, f_deeper);
   guard.AddCall(f_deeper, g);
   EXPECT_THAT(guard.PiecesToKeepApart(), ElementsAre(f_deeper));
+}
+
+// The definition, one search per function as the first version did it: a piece is apart when a
+// path that leaves its function's pieces reaches it, and it is not the one nearest the entry.
+std::vector<uint32_t> SearchPerFunction(const std::vector<uint32_t>& output,
+                                        const std::vector<uint64_t>& offset,
+                                        const std::vector<bool>& ran_by_other,
+                                        const std::vector<std::pair<uint32_t, uint32_t>>& calls) {
+  std::vector<uint32_t> apart;
+  for (uint32_t fn = 0; fn < 8; ++fn) {
+    std::vector<uint32_t> pieces;
+    for (uint32_t p = 0; p < output.size(); ++p)
+      if (output[p] == fn) pieces.push_back(p);
+    if (pieces.size() < 2) continue;
+    std::vector<bool> seen(output.size(), false);
+    std::vector<uint32_t> stack;
+    for (auto [from, to] : calls)
+      if (output[from] == fn && output[to] != fn && !seen[to]) seen[to] = true, stack.push_back(to);
+    while (!stack.empty()) {
+      uint32_t v = stack.back();
+      stack.pop_back();
+      for (auto [from, to] : calls)
+        if (from == v && !seen[to]) seen[to] = true, stack.push_back(to);
+    }
+    uint32_t main_piece = pieces[0];
+    for (uint32_t p : pieces)
+      if (std::make_pair(bool(ran_by_other[p]), offset[p]) <
+          std::make_pair(bool(ran_by_other[main_piece]), offset[main_piece]))
+        main_piece = p;
+    for (uint32_t p : pieces)
+      if (p != main_piece && seen[p]) apart.push_back(p);
+  }
+  std::sort(apart.begin(), apart.end());
+  return apart;
+}
+
+// The components and their DAG give what a search per function gives, on random graphs with
+// cycles, self-calls, pieces of their own (kAlone) and pieces ran by other functions' blocks.
+TEST(CycleGuardTest, AgreesWithASearchPerFunctionOnRandomGraphs) {
+  std::mt19937 random(35);
+  for (int round = 0; round < 2000; ++round) {
+    const uint32_t n = 1 + random() % 24;
+    std::vector<uint32_t> output(n);
+    std::vector<uint64_t> offset(n);
+    std::vector<bool> ran_by_other(n);
+    CycleGuard guard;
+    for (uint32_t p = 0; p < n; ++p) {
+      output[p] = random() % 9 == 8 ? CycleGuard::kAlone : random() % 8;
+      offset[p] = random() % 3 * 0x10;
+      ran_by_other[p] = random() % 4 == 0;
+      ASSERT_EQ(guard.AddPiece(output[p], offset[p], ran_by_other[p]), p);
+    }
+    std::vector<std::pair<uint32_t, uint32_t>> calls;
+    const uint32_t edges = random() % (3 * n);
+    for (uint32_t e = 0; e < edges; ++e) {
+      calls.push_back({uint32_t(random() % n), uint32_t(random() % n)});
+      guard.AddCall(calls.back().first, calls.back().second);
+    }
+    ASSERT_EQ(guard.PiecesToKeepApart(), SearchPerFunction(output, offset, ran_by_other, calls))
+        << "round " << round;
+  }
+}
+
+// More functions than one word of bits, over a long chain of components: each function's second
+// piece is reached only through the chain from its first piece's call.
+TEST(CycleGuardTest, ManyFunctionsAlongAChain) {
+  CycleGuard guard;
+  constexpr uint32_t kFunctions = 300;
+  std::vector<uint32_t> second(kFunctions);
+  std::vector<uint32_t> chain;
+  for (uint32_t i = 0; i < 2 * kFunctions; ++i)
+    chain.push_back(guard.AddPiece(CycleGuard::kAlone, 0));
+  for (uint32_t i = 0; i + 1 < chain.size(); ++i) guard.AddCall(chain[i], chain[i + 1]);
+  std::vector<uint32_t> expected;
+  for (uint32_t f = 0; f < kFunctions; ++f) {
+    uint32_t entry = guard.AddPiece(1000 + f, 0);
+    second[f] = guard.AddPiece(1000 + f, 0x10);
+    // Function f calls into the chain at 2f and its second piece is called from link 2f+1 when
+    // f is even (reached), from before its entry point into the chain when odd (not reached).
+    guard.AddCall(entry, chain[2 * f]);
+    if (f % 2 == 0) {
+      guard.AddCall(chain[2 * f + 1], second[f]);
+      expected.push_back(second[f]);
+    } else if (f > 0) {
+      guard.AddCall(chain[2 * f - 1], second[f]);
+    }
+  }
+  EXPECT_EQ(guard.PiecesToKeepApart(), expected);
 }
 
 }  // namespace
