@@ -86,6 +86,7 @@ class ObjectCode {
   /// KnownLoadBias: an ET_EXEC, the program's PIE executable) or learnt from a stub of a shared
   /// library (NoteStubCall); `*stub` (when asked) says whose and what. Answers are kept per
   /// address (a stub is asked for at each call into it) until another object is located.
+  /// Without `stub` nothing is named (ObjectExtents::IsCodeAt), so no symbol table is read.
   bool StubAt(uint64_t addr, Stub* stub = nullptr);
   /// ObjectExtents::ProgramObject: the object path, links resolved, of the program `cmd:`
   /// names, or "". Asked once per program (each part repeats `cmd:`).
