@@ -246,12 +246,24 @@ void ObjectCode::NoteFunction(const FunctionKey& function) {
 void ObjectCode::NoteCost(const FunctionKey& function, uint64_t addr) {
   if (addr < index_min_ || addr >= index_max_ || !IsAbsolute(function.object) || !Covered(addr))
     return;
-  if (const CodeVersion* v = VersionAt(addr)) object_code_.try_emplace(v, function);
+  const CodeVersion* v = VersionAt(addr);
+  if (v == nullptr || !object_code_.try_emplace(v, function).second) return;
+  object_code_ranges_.push_back({v->start(), EndOf(*v)});
+  std::sort(object_code_ranges_.begin(), object_code_ranges_.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  size_t merged = 0;
+  for (const Range& r : object_code_ranges_) {
+    if (merged > 0 && r.begin <= object_code_ranges_[merged - 1].end)
+      object_code_ranges_[merged - 1].end = std::max(object_code_ranges_[merged - 1].end, r.end);
+    else
+      object_code_ranges_[merged++] = r;
+  }
+  object_code_ranges_.resize(merged);
 }
 
 bool ObjectCode::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {
   if (owner) *owner = nullptr;
-  if (!object_code_.empty() && Covered(addr)) {
+  if (!object_code_.empty() && InObjectCodeRange(addr) && Covered(addr)) {
     if (const CodeVersion* v = VersionAt(addr)) {
       if (auto it = object_code_.find(v); it != object_code_.end()) {
         if (owner) *owner = &it->second;
