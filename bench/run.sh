@@ -9,10 +9,15 @@
 # each step $RUNS times (default 3) and prints the median wall time, MB/s of the uncompressed
 # profile, CPU time (user + sys) and peak RSS (/usr/bin/time -v). Every step writes its output to
 # a file in $BENCH_DIR, so all pay the same write cost. callgrind_annotate (Perl, about 1 MB/s)
-# runs on a profile of SIZE_MB/10 from the same generator. A second table times real captures
-# from tests/data/ (Node, Java, MoarVM, the test JIT), with and without their sources, and a generated
-# profile of SIZE_MB whose objects are real files of this machine (/usr/bin/node, libc...): the
-# cost of reading the ELF objects a profile names. vs cat there compares with cat of the 100 MB.
+# runs on a profile of SIZE_MB/10 from the same generator. A second table times real captures,
+# each with and without each of its sources in turn ($PAIRS pairs, default 5: the run without
+# sources, then the run with, so both see the same minute; the ratio row is the median of the
+# pairs' ratios): tests/data/'s (Node, Java, MoarVM, PHP, Mono, the test JIT; stored compressed)
+# and the large captures of issue 35 (tsc, mcs, erlc), which bench/captures/NAME.sh re-creates in
+# $CAPTURES/NAME (default $BENCH_DIR/captures/NAME; rows skipped with a message when absent), and
+# a generated profile of SIZE_MB whose objects are real files of this machine (/usr/bin/node,
+# libc...): the cost of reading the ELF objects a profile names. vs cat there compares with cat of
+# the 100 MB.
 set -euo pipefail
 
 size_mb=${1:-100}
@@ -21,6 +26,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$repo/build}
 work=${BENCH_DIR:-/tmp/cg-inject-bench}
 runs=${RUNS:-3}
+pairs=${PAIRS:-5}
+captures=${CAPTURES:-$work/captures}
 
 for tool in zstd awk callgrind_annotate /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "run.sh: $tool is missing (bash scripts/setup-deps.sh)" >&2; exit 1; }
@@ -120,19 +127,71 @@ for o in /usr/bin/node /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux
   /usr/lib/x86_64-linux-gnu/libm.so.6 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1; do
   [[ -r $o ]] && real_objects+=("$o")
 done
-# real_pair NAME PROFILE SOURCE_OPTION SOURCE: one row without sources, one with, and a row of
-# their ratio (issue 24's target: at most 2x the wall time of the run without sources).
-real_pair() {
-  local name=$1 profile=$2 option=$3 source=$4 b wall0 cpu0
-  b=$(stat -c %s "$profile")
-  measure "$name, no sources" "$b" "$cg_inject" -q --no-discover -i "$profile" -o -
-  wall0=$last_wall cpu0=$last_cpu
-  measure "$name, $option" "$b" "$cg_inject" -q --no-discover -i "$profile" "$option" "$source" -o -
-  awk -v w0="$wall0" -v c0="$cpu0" -v w="$last_wall" -v c="$last_cpu" 'BEGIN {
-    cpu = "-"
-    if (c0 > 0) cpu = sprintf("%.2fx", c / c0)
-    printf "| (with / without sources) | | %.2fx | | %s | | |\n", w / w0, cpu
+# run_once COMMAND...: one timed run; sets run_wall, run_cpu, run_rss, and pair_rc when it fails.
+run_once() {
+  local t0 t1
+  rm -f "$out"
+  t0=$(date +%s%N)
+  /usr/bin/time -v -o "$work/time.txt" "$@" >"$out" 2>"$work/stderr.txt" || pair_rc=$?
+  t1=$(date +%s%N)
+  run_wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+  run_cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$work/time.txt")
+  run_rss=$(awk -F': ' '/Maximum resident/ { printf "%.0f", $2 / 1024 }' "$work/time.txt")
+  rm -f "$out"
+}
+# row NAME BYTES WALL CPU RSS RC: a table row as measure prints it.
+row() {
+  awk -v n="$1" -v b="$2" -v w="$3" -v c="$4" -v r="$5" -v rc="$6" -v cat_mbps="$cat_mbps" 'BEGIN {
+    status = rc == 0 ? "" : sprintf(" (exit %d)", rc)
+    mbps = b / 1e6 / w
+    printf "| %s%s | %d | %.2f | %.0f | %.2f | %d | %.1fx |\n", n, status, int(b / 1e6), w, mbps, c, r, cat_mbps / mbps
   }'
+}
+# real_pair NAME PROFILE SOURCE_OPTION SOURCE: the run without sources and the run with the
+# source, in turn, $pairs times; a row for each (medians) and a row of the pairs' median ratios
+# (issue 35's target: at most 2x the wall time of the run without sources, 64 MB peak RSS).
+real_pair() {
+  local name=$1 profile=$2 option=$3 source=$4 b i
+  b=$(stat -c %s "$profile")
+  local without_walls=() without_cpus=() without_rsss=() with_walls=() with_cpus=() with_rsss=()
+  local rc0=0 rc1=0 wall_ratios=() cpu_ratios=()
+  for ((i = 0; i < pairs; i++)); do
+    pair_rc=0
+    run_once "$cg_inject" -q --no-discover -i "$profile" -o -
+    rc0=$((rc0 | pair_rc)) pair_rc=0
+    without_walls+=("$run_wall") without_cpus+=("$run_cpu") without_rsss+=("$run_rss")
+    run_once "$cg_inject" -q --no-discover -i "$profile" "$option" "$source" -o -
+    rc1=$((rc1 | pair_rc))
+    with_walls+=("$run_wall") with_cpus+=("$run_cpu") with_rsss+=("$run_rss")
+    wall_ratios+=("$(awk -v a="${with_walls[i]}" -v b="${without_walls[i]}" 'BEGIN { printf "%.3f", a / b }')")
+    cpu_ratios+=("$(awk -v a="${with_cpus[i]}" -v b="${without_cpus[i]}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')")
+  done
+  row "$name, no sources" "$b" "$(median "${without_walls[@]}")" "$(median "${without_cpus[@]}")" \
+    "$(median "${without_rsss[@]}")" "$rc0"
+  row "$name, $option" "$b" "$(median "${with_walls[@]}")" "$(median "${with_cpus[@]}")" \
+    "$(median "${with_rsss[@]}")" "$rc1"
+  local cpu="-"
+  [[ ! " ${cpu_ratios[*]} " =~ " - " ]] && cpu=$(printf '%.2fx' "$(median "${cpu_ratios[@]}")")
+  printf '| (with / without sources, %d pairs) | | %.2fx | | %s | | |\n' "$pairs" \
+    "$(median "${wall_ratios[@]}")" "$cpu"
+}
+# capture_pairs NAME DIR: real_pair for the capture bench/captures/NAME.sh made in DIR, once per
+# source it holds; a message when there is none.
+capture_pairs() {
+  local name=$1 dir=$2 profile source
+  profile=$(ls "$dir"/callgrind.out.[0-9]* 2>/dev/null | grep -E '/callgrind\.out\.[0-9]+$' | head -n 1 || true)
+  if [[ -z $profile ]]; then
+    echo "| $name capture: skipped, none in $dir (bash bench/captures/$name.sh $dir makes it) | | | | | | |"
+    return
+  fi
+  for source in "$dir"/perf-*.map "$dir"/jit-*.dump; do
+    [[ -e $source ]] || continue
+    if [[ $source == *.map ]]; then
+      real_pair "$name capture" "$profile" --perf-map "$source"
+    else
+      real_pair "$name capture" "$profile" --jitdump "$source"
+    fi
+  done
 }
 echo
 echo "Real objects: the rows below read the ELF files their profiles name (${real_objects[*]:-none found})."
@@ -163,10 +222,25 @@ if [[ -d $data/moar ]]; then
   # The map's moar-jit.PID directory sits beside it in tests/data/moar: code files are paired.
   real_pair "MoarVM capture" "$real/moar.cg" --perf-map "$data/moar/perf-25521.map"
 fi
+if [[ -d $data/php/function ]]; then
+  unzst "$data/php/function/callgrind.out.zst" "$real/php.cg"
+  unzst "$data/php/function/jit-2459.dump.zst" "$real/jit-2459.dump"
+  real_pair "PHP capture" "$real/php.cg" --perf-map "$data/php/function/perf-2459.map"
+  real_pair "PHP capture" "$real/php.cg" --jitdump "$real/jit-2459.dump"
+fi
+if [[ -d $data/mono ]]; then
+  unzst "$data/mono/callgrind.out.zst" "$real/mono.cg"
+  real_pair "Mono capture (small)" "$real/mono.cg" --perf-map "$data/mono/perf-6026.map"
+fi
 if [[ -d $data/x86_64/plain ]]; then
   unzst "$data/x86_64/plain/callgrind.out.zst" "$real/testjit.cg"
   real_pair "test JIT capture" "$real/testjit.cg" --jitdump "$data/x86_64/plain/jit-23987.dump"
 fi
+
+# The large captures (issue 35), re-created by bench/captures/NAME.sh: too large for the repository.
+for name in tsc mcs erlc; do
+  capture_pairs "$name" "$captures/$name"
+done
 
 # record of a Node program with two child processes (RECORD=0 skips it: about a minute under
 # Valgrind): the whole tree's peak (/usr/bin/time: its largest process, a Valgrind'd node) and

@@ -159,6 +159,11 @@ class ObjectExtents {
     (void)addr;
     return std::nullopt;
   }
+  /// CodeNameAt(object, addr).has_value(), without the name: whether `addr` is code of `object`
+  /// (naming it may read the object's symbols, which this need not).
+  virtual bool IsCodeAt(std::string_view object, uint64_t addr) const {
+    return CodeNameAt(object, addr).has_value();
+  }
   /// The object path Callgrind writes for the program that `cmd:` starts with: an absolute
   /// path, or found from the current directory or PATH as a shell would (`./prog`, `mono`),
   /// symbolic links resolved (the kernel maps the real file: `/usr/bin/mono` and `mono` are

@@ -185,6 +185,8 @@ class SymbolIndex {
 
   /// Every version whose range contains `addr`, in load order. O(log n + k).
   std::vector<const CodeVersion*> LookupAll(uint64_t addr) const;
+  /// The same into `*out` (cleared first), which keeps its capacity: no allocation per query.
+  void LookupAll(uint64_t addr, std::vector<const CodeVersion*>* out) const;
   /// The latest-loaded version containing `addr`, or null.
   const CodeVersion* Lookup(uint64_t addr) const;
   /// Whether another version's range overlaps `version`'s (code reuse, or one function loaded

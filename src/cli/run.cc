@@ -183,6 +183,11 @@ class CatalogExtents : public ObjectExtents {
     const ElfSymbol* symbol = image != nullptr ? image->LookupSymbol(addr) : nullptr;
     return symbol != nullptr ? ValgrindFunctionName(symbol->name) : std::string();
   }
+  bool IsCodeAt(std::string_view object, uint64_t addr) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ObjectStubs* stubs = catalog_->Stubs(object);
+    return stubs != nullptr && stubs->IsCode(addr);
+  }
   std::string ProgramObject(std::string_view program) const override {
     std::string found;
     if (program.find('/') != std::string_view::npos) {

@@ -96,7 +96,8 @@ const CodeVersion* VersionChooser::Choose(uint64_t addr, const CodeVersion* pref
     // Still note reuse so the report counts every reused address the profile touched.
     return preferred;
   }
-  std::vector<const CodeVersion*> all = index_.LookupAll(addr);
+  std::vector<const CodeVersion*>& all = all_;
+  index_.LookupAll(addr, &all);
   if (all.empty()) return nullptr;
   KeepLatestSource(&all);
   if (all.size() == 1) return all[0];
@@ -125,7 +126,8 @@ const CodeVersion* VersionChooser::ChooseForBlock(uint64_t entry, std::span<cons
                                                   std::span<const uint64_t> calls,
                                                   std::vector<const CodeVersion*>* tie) {
   if (tie) tie->clear();
-  std::vector<const CodeVersion*> all = index_.LookupAll(entry);
+  std::vector<const CodeVersion*>& all = all_;
+  index_.LookupAll(entry, &all);
   if (all.empty()) return nullptr;
   KeepLatestSource(&all);
   if (all.size() == 1) return all[0];

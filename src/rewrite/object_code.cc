@@ -112,6 +112,18 @@ void ObjectCode::NoteStubCall(uint64_t addr, uint32_t target_object, uint32_t ta
 }
 
 bool ObjectCode::StubAt(uint64_t addr, Stub* stub) {
+  if (stub == nullptr) {
+    // Whether, not whose: the name (a symbol, for code outside the PLT) would read the object's
+    // symbol tables, which the report's count of stubs never needs (issue 35: 9% of the Java
+    // capture's run went to reading libjvm.so's for it). A kept answer is as good.
+    if (auto it = stubs_.find(addr); it != stubs_.end()) return it->second.object != 0;
+    for (const Located& located : located_) {
+      if (addr >= located.bias &&
+          extents_->IsCodeAt(names_->Text(located.object), addr - located.bias))
+        return true;
+    }
+    return false;
+  }
   auto [it, inserted] = stubs_.try_emplace(addr);
   if (inserted) {
     for (const Located& located : located_) {
@@ -234,12 +246,24 @@ void ObjectCode::NoteFunction(const FunctionKey& function) {
 void ObjectCode::NoteCost(const FunctionKey& function, uint64_t addr) {
   if (addr < index_min_ || addr >= index_max_ || !IsAbsolute(function.object) || !Covered(addr))
     return;
-  if (const CodeVersion* v = VersionAt(addr)) object_code_.try_emplace(v, function);
+  const CodeVersion* v = VersionAt(addr);
+  if (v == nullptr || !object_code_.try_emplace(v, function).second) return;
+  object_code_ranges_.push_back({v->start(), EndOf(*v)});
+  std::sort(object_code_ranges_.begin(), object_code_ranges_.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  size_t merged = 0;
+  for (const Range& r : object_code_ranges_) {
+    if (merged > 0 && r.begin <= object_code_ranges_[merged - 1].end)
+      object_code_ranges_[merged - 1].end = std::max(object_code_ranges_[merged - 1].end, r.end);
+    else
+      object_code_ranges_[merged++] = r;
+  }
+  object_code_ranges_.resize(merged);
 }
 
 bool ObjectCode::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {
   if (owner) *owner = nullptr;
-  if (!object_code_.empty() && Covered(addr)) {
+  if (!object_code_.empty() && InObjectCodeRange(addr) && Covered(addr)) {
     if (const CodeVersion* v = VersionAt(addr)) {
       if (auto it = object_code_.find(v); it != object_code_.end()) {
         if (owner) *owner = &it->second;

@@ -129,6 +129,40 @@ TEST_F(ObjectCodeTest, StubsAreFoundInObjectsWithAKnownLoadBias) {
   EXPECT_FALSE(code.StubAt(0x7070));    // the library's slot: its base is unknown
 }
 
+// The report's yes or no (issue 35): naming code outside the PLT reads the object's symbol
+// tables (libjvm.so's, on the Java capture), which whether it is a stub never needs.
+TEST_F(ObjectCodeTest, AStubsYesOrNoAsksForNoName) {
+  struct CountingExtents : FakeExtents {
+    mutable int names_asked = 0;
+    std::optional<std::string> CodeNameAt(std::string_view object, uint64_t addr) const override {
+      ++names_asked;
+      return FakeExtents::CodeNameAt(object, addr);
+    }
+    bool IsCodeAt(std::string_view object, uint64_t addr) const override {
+      auto it = objects.find(object);
+      return it != objects.end() && addr >= it->second.lo && addr < it->second.hi;
+    }
+  };
+  CountingExtents extents;
+  FakeExtents::Object prog{0x1000, 0x3000, false, {{0x1100, "main"}}};
+  prog.load_bias = 0x108000;
+  prog.plt = {{0x1070, "free@plt"}};
+  extents.objects["/usr/bin/prog"] = prog;
+  ObjectCode code(index_, &extents, &names_);
+  code.NoteObject(Id("/usr/bin/prog"));
+  EXPECT_TRUE(code.StubAt(0x109104));   // main's code
+  EXPECT_TRUE(code.StubAt(0x109070));   // free@plt
+  EXPECT_FALSE(code.StubAt(0x10b000));  // past the object
+  EXPECT_EQ(extents.names_asked, 0);
+  // Naming still names, and its kept answer serves the next yes or no.
+  ObjectCode::Stub stub;
+  ASSERT_TRUE(code.StubAt(0x109104, &stub));
+  EXPECT_EQ(names_.Text(stub.name), "main");
+  EXPECT_EQ(extents.names_asked, 1);
+  EXPECT_TRUE(code.StubAt(0x109104));
+  EXPECT_EQ(extents.names_asked, 1);
+}
+
 TEST_F(ObjectCodeTest, NamingAnswersStayWhatTheyWereFirst) {
   FakeExtents::Object prog{0x1000, 0x3000, false, {}};
   prog.load_bias = 0x108000;

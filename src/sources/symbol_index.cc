@@ -405,13 +405,20 @@ bool SymbolIndex::Superseded(const CodeVersion& version) const {
 }
 
 std::vector<const CodeVersion*> SymbolIndex::LookupAll(uint64_t addr) const {
-  std::vector<uint32_t> found;
-  tree_->Query(addr, [&](uint32_t version) { found.push_back(version); });
-  std::sort(found.begin(), found.end());
   std::vector<const CodeVersion*> result;
-  result.reserve(found.size());
-  for (uint32_t index : found) result.push_back(&store_->at(index));
+  LookupAll(addr, &result);
   return result;
+}
+
+void SymbolIndex::LookupAll(uint64_t addr, std::vector<const CodeVersion*>* out) const {
+  out->clear();
+  tree_->Query(addr, [&](uint32_t version) { out->push_back(&store_->at(version)); });
+  // In load order (a version's load_order() is its index in the store).
+  if (out->size() > 1) {
+    std::sort(out->begin(), out->end(), [](const CodeVersion* a, const CodeVersion* b) {
+      return a->load_order() < b->load_order();
+    });
+  }
 }
 
 bool SymbolIndex::Overlapped(const CodeVersion& version) const {
