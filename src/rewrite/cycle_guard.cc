@@ -98,11 +98,17 @@ CycleGuard::Decision CycleGuard::Decide() const {
     auto [it, added] = main_of.try_emplace(out, p);
     if (!added && rank(p) < rank(it->second)) it->second = p;
   }
-  auto merged = [&](uint32_t p) {
-    return pieces_[p].output != kAlone && size_of[pieces_[p].output] >= 2;
-  };
   if (std::none_of(size_of.begin(), size_of.end(), [](const auto& s) { return s.second >= 2; }))
     return decision;  // a sound call graph: nothing merged, nothing to look at
+  // Per piece, once: whether it is merged with others, and its function's main piece (set_nodes
+  // below runs once per tried piece, so no hash lookups there).
+  std::vector<bool> is_merged(n);
+  std::vector<uint32_t> main_piece(n);
+  for (uint32_t p = 0; p < n; ++p) {
+    is_merged[p] = pieces_[p].output != kAlone && size_of[pieces_[p].output] >= 2;
+    main_piece[p] = is_merged[p] ? main_of[pieces_[p].output] : p;
+  }
+  auto merged = [&](uint32_t p) { return bool(is_merged[p]); };
 
   // The input's reading: every block is a function, code another block ran is that block's.
   std::vector<uint32_t> input_node(n);
@@ -166,11 +172,11 @@ CycleGuard::Decision CycleGuard::Decide() const {
   auto set_nodes = [&] {
     for (uint32_t p = 0; p < n; ++p) {
       if (pieces_[p].ran_in != kAlone) continue;
-      node[p] = !apart[p] && merged(p) ? main_of[pieces_[p].output] : p;
+      node[p] = !apart[p] && merged(p) ? main_piece[p] : p;
     }
     for (uint32_t p = 0; p < n; ++p) {
       if (pieces_[p].ran_in == kAlone) continue;
-      node[p] = apart[p] ? node[pieces_[p].ran_in] : merged(p) ? main_of[pieces_[p].output] : p;
+      node[p] = apart[p] ? node[pieces_[p].ran_in] : merged(p) ? main_piece[p] : p;
     }
   };
   for (uint32_t p = 0; p < n; ++p) apart[p] = merged(p) && pieces_[p].can_go;
@@ -178,8 +184,7 @@ CycleGuard::Decision CycleGuard::Decide() const {
   read(input_cycle, is_cycle);
   std::vector<uint32_t> stuck;
   for_each_taking_part([&](uint32_t p) {
-    if (merged(p) && !apart[p] && main_of[pieces_[p].output] != p && is_new[cycle[node[p]]])
-      stuck.push_back(p);
+    if (merged(p) && !apart[p] && main_piece[p] != p && is_new[cycle[node[p]]]) stuck.push_back(p);
   });
   std::sort(stuck.begin(), stuck.end());
   decision.left_merged = size_t(std::unique(stuck.begin(), stuck.end()) - stuck.begin());
@@ -247,7 +252,7 @@ CycleGuard::Decision CycleGuard::Decide() const {
       for (const auto& e : edges)
         (*next)[fill[forward ? e.first : e.second]++] = forward ? e.second : e.first;
     }
-    const uint32_t f = main_of[pieces_[p].output], piece = node[p];
+    const uint32_t f = main_piece[p], piece = node[p];
     const bool ran = pieces_[p].ran_in != kAlone;
     std::fill(reach.begin(), reach.end(), 0);
     flood(f, first, succ, 1);
