@@ -18,6 +18,21 @@ uint64_t EndOf(const CodeVersion& v) {
   return v.size() > UINT64_MAX - v.start() ? UINT64_MAX : v.start() + v.size();
 }
 
+/// Sorts `ranges` ({begin, end} pairs) and merges those that overlap or touch, in place.
+template <typename Range>
+void SortAndMerge(std::vector<Range>* ranges) {
+  std::sort(ranges->begin(), ranges->end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  size_t merged = 0;
+  for (const Range& r : *ranges) {
+    if (merged > 0 && r.begin <= (*ranges)[merged - 1].end)
+      (*ranges)[merged - 1].end = std::max((*ranges)[merged - 1].end, r.end);
+    else
+      (*ranges)[merged++] = r;
+  }
+  ranges->resize(merged);
+}
+
 }  // namespace
 
 ObjectCode::ObjectCode(const SymbolIndex& index, const ObjectExtents* extents, NameTable* names)
@@ -200,16 +215,7 @@ bool ObjectCode::SearchCovered(uint64_t addr) const {
       const CodeVersion& v = index_.version(i);
       if (v.start() != EndOf(v)) covered_.push_back({v.start(), EndOf(v)});
     }
-    std::sort(covered_.begin(), covered_.end(),
-              [](const Range& a, const Range& b) { return a.begin < b.begin; });
-    size_t merged = 0;
-    for (const Range& r : covered_) {
-      if (merged > 0 && r.begin <= covered_[merged - 1].end)
-        covered_[merged - 1].end = std::max(covered_[merged - 1].end, r.end);
-      else
-        covered_[merged++] = r;
-    }
-    covered_.resize(merged);
+    SortAndMerge(&covered_);
     covered_.shrink_to_fit();
   }
   auto after = std::upper_bound(covered_.begin(), covered_.end(), addr,
@@ -249,16 +255,7 @@ void ObjectCode::NoteCost(const FunctionKey& function, uint64_t addr) {
   const CodeVersion* v = VersionAt(addr);
   if (v == nullptr || !object_code_.try_emplace(v, function).second) return;
   object_code_ranges_.push_back({v->start(), EndOf(*v)});
-  std::sort(object_code_ranges_.begin(), object_code_ranges_.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin; });
-  size_t merged = 0;
-  for (const Range& r : object_code_ranges_) {
-    if (merged > 0 && r.begin <= object_code_ranges_[merged - 1].end)
-      object_code_ranges_[merged - 1].end = std::max(object_code_ranges_[merged - 1].end, r.end);
-    else
-      object_code_ranges_[merged++] = r;
-  }
-  object_code_ranges_.resize(merged);
+  SortAndMerge(&object_code_ranges_);
 }
 
 bool ObjectCode::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {
