@@ -90,6 +90,10 @@ const CodeVersion* VersionChooser::Choose(uint64_t addr, const CodeVersion* pref
                                           int64_t part_number, bool call,
                                           std::vector<const CodeVersion*>* tie) {
   if (tie) tie->clear();
+  // Inside the range of a version no other overlaps, that version is the only candidate (and
+  // `preferred` is it or does not contain `addr`): the answer whatever else is asked.
+  for (const CodeVersion* lone : lone_)
+    if (lone != nullptr && lone->Contains(addr)) return lone;
   const bool preferred_fits =
       preferred && preferred->Contains(addr) && FitsBoundary(*preferred, addr);
   if (preferred_fits && (!call || FitsCall(*preferred, addr))) {
@@ -99,6 +103,10 @@ const CodeVersion* VersionChooser::Choose(uint64_t addr, const CodeVersion* pref
   std::vector<const CodeVersion*>& all = all_;
   index_.LookupAll(addr, &all);
   if (all.empty()) return nullptr;
+  if (all.size() == 1 && !index_.Overlapped(*all[0])) {
+    lone_[next_lone_] = all[0];
+    next_lone_ = (next_lone_ + 1) % lone_.size();
+  }
   KeepLatestSource(&all);
   if (all.size() == 1) return all[0];
   scratch_.clear();

@@ -33,6 +33,37 @@ TEST_F(VersionChooserTest, SingleVersionAndUncovered) {
   EXPECT_EQ(c.reused_addresses(), 0);
 }
 
+// Choose remembers versions it found alone: a remembered one must not answer for an address
+// next to it where two versions overlap (their choice still follows the rules), nor past its end.
+TEST_F(VersionChooserTest, AVersionFoundAloneAnswersOnlyInsideItsRange) {
+  Add(0x1000, 0x10, "alone");
+  Add(0x1010, 6, "mov", std::string("\xb8\x01\x00\x00\x00\xc3", 6));
+  Add(0x1010, 6, "nops", std::string("\x90\x90\x90\x90\x90\xc3", 6));
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kX86_64);
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(c.Choose(0x100f, nullptr, 1)->function_name(), "alone");
+    EXPECT_EQ(c.Choose(0x1012, nullptr, 1)->function_name(), "nops");
+    EXPECT_EQ(c.Choose(0x1015, nullptr, 2)->function_name(), "nops");
+    EXPECT_EQ(c.Choose(0x1015, nullptr, 1)->function_name(), "mov");
+    EXPECT_EQ(c.Choose(0x1016, nullptr, 1), nullptr);
+  }
+  // The preferred version does not contain the address: the lone one still answers.
+  const CodeVersion* mov = c.Choose(0x1015, nullptr, 1);
+  EXPECT_EQ(c.Choose(0x1004, mov, 1)->function_name(), "alone");
+}
+
+// A version alone at one address but overlapped at another is not remembered as alone.
+TEST_F(VersionChooserTest, AVersionOverlappedElsewhereIsAskedAgain) {
+  Add(0x1000, 0x20, "outer");
+  Add(0x1010, 8, "inner");
+  index_.Finish();
+  VersionChooser c(index_, CodeArch::kX86_64);
+  EXPECT_EQ(c.Choose(0x1004, nullptr, 2)->function_name(), "outer");
+  EXPECT_EQ(c.Choose(0x1012, nullptr, 2)->function_name(), "inner");
+  EXPECT_EQ(c.Choose(0x1012, nullptr, 1)->function_name(), "outer");
+}
+
 TEST_F(VersionChooserTest, X86BoundariesPickTheVersion) {
   Add(0x1000, 6, "mov", std::string("\xb8\x01\x00\x00\x00\xc3", 6));
   Add(0x1000, 6, "nops", std::string("\x90\x90\x90\x90\x90\xc3", 6));
