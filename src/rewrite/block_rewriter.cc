@@ -14,17 +14,27 @@ BlockOutput& Injector::Impl::Output(int function) {
   OutFunction& f = out_[function];
   if (f.slot < 0) {
     f.slot = int(slots_used_++);
-    if (slots_.size() < slots_used_) slots_.emplace_back();
+    if (slots_.size() < slots_used_) {
+      slots_.emplace_back();
+      last_edge_ = nullptr;  // the slots may have moved
+    }
     BlockOutput& slot = slots_[size_t(f.slot)];
     slot.function = function;
     slot.agg.Clear();
     slot.edges.clear();
+    if (last_edge_caller_ == function) last_edge_ = nullptr;
   }
   return slots_[size_t(f.slot)];
 }
 
 SynthEdge& Injector::Impl::Edge(int caller, int target) {
+  // A block's moved lines mostly go to one function in a row: one map lookup per run of them.
+  if (last_edge_ != nullptr && caller == last_edge_caller_ && target == last_edge_target_)
+    return *last_edge_;
   SynthEdge& e = Output(caller).edges[target];
+  last_edge_ = &e;  // a map's elements stay put while others come and go
+  last_edge_caller_ = caller;
+  last_edge_target_ = target;
   if (!e.has_inclusive) {
     e.inclusive = pool_.Alloc();
     e.has_inclusive = true;
@@ -573,6 +583,7 @@ void Injector::Impl::EmitOutputs() {
     EmitJumps(f, slot);
   }
   slots_used_ = 0;
+  last_edge_ = nullptr;
 }
 
 void Injector::Impl::EmitCosts(const OutFunction& f, const BlockOutput& slot, bool has_own) {

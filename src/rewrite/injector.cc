@@ -68,6 +68,7 @@ void Injector::Impl::OnPartBegin(int part_index) {
   part_index_ = part_index;
   ran_by_other_.clear();
   ran_by_other_index_.clear();
+  last_ran_key_ = UINT64_MAX;
   ran_by_other_calls_.clear();
   cur_shift_object_ = 0;
   body_started_ = false;

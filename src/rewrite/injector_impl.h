@@ -329,6 +329,8 @@ class Injector::Impl {
   };
   std::vector<RanByOther> ran_by_other_;
   std::unordered_map<uint64_t, uint32_t> ran_by_other_index_;  // (block node << 32 | owner)
+  uint64_t last_ran_key_ = UINT64_MAX;  // NoteRanByOther's last key and its index
+  uint32_t last_ran_index_ = 0;
   struct RanByOtherCall {
     uint32_t ran = 0;  // index in ran_by_other_
     FunctionKey target;
@@ -353,6 +355,9 @@ class Injector::Impl {
   CostPool pool_;  // the block's costs, input and output
   std::vector<BlockOutput> slots_;
   size_t slots_used_ = 0;
+  // Edge's last answer (null: none): valid until its caller's slot is emptied.
+  SynthEdge* last_edge_ = nullptr;
+  int last_edge_caller_ = -1, last_edge_target_ = -1;
   FunctionContext cur_out_;    // mapped names of the current ordinary block
   std::string cur_raw_;        // its input text (FunctionContext::raw), kept until it is emitted
   uint32_t cost_file_in_ = 0;  // OnCost's last fi=/fe= file (upstream id) and its mapping

@@ -25,10 +25,14 @@ std::string Injector::Impl::PartKey(uint32_t name) const {
 
 void Injector::Impl::NoteRanByOther(int owner, uint64_t addr, const CodeVersion* version) {
   const uint32_t block = BlockNode();
-  auto [it, inserted] = ran_by_other_index_.try_emplace(uint64_t{block} << 32 | uint32_t(owner),
-                                                        uint32_t(ran_by_other_.size()));
-  if (inserted) ran_by_other_.push_back({block, owner, UINT64_MAX});
-  RanByOther& r = ran_by_other_[it->second];
+  const uint64_t key = uint64_t{block} << 32 | uint32_t(owner);
+  if (key != last_ran_key_) {  // a block's moved lines mostly go to one owner in a row
+    auto [it, inserted] = ran_by_other_index_.try_emplace(key, uint32_t(ran_by_other_.size()));
+    if (inserted) ran_by_other_.push_back({block, owner, UINT64_MAX});
+    last_ran_key_ = key;
+    last_ran_index_ = it->second;
+  }
+  RanByOther& r = ran_by_other_[last_ran_index_];
   const uint64_t offset =
       version != nullptr && addr >= version->start() ? addr - version->start() : 0;
   if (offset < r.offset) r.offset = offset;
