@@ -45,7 +45,13 @@ struct PositionLayout {
 /// Absolute values of one position, one per column of the part's PositionLayout.
 struct Position {
   std::array<uint64_t, kMaxPositionColumns> values{};
-  bool operator==(const Position&) const = default;
+  // Column by column: the defaulted comparison calls memcmp, 3% of a run that compares
+  // positions per record (the injector's tables).
+  bool operator==(const Position& other) const {
+    static_assert(kMaxPositionColumns == 3);
+    return values[0] == other.values[0] && values[1] == other.values[1] &&
+           values[2] == other.values[2];
+  }
 };
 
 /// An interned name. `id` is unique per distinct text within one reader (0 = no name, e.g. no
