@@ -26,7 +26,13 @@ inline uint64_t HashPosition(const Position& p) {
   return h;
 }
 
-inline bool PositionLess(const Position& a, const Position& b) { return a.values < b.values; }
+/// Column by column (std::array's operator< calls memcmp for each comparison of a sort).
+inline bool PositionLess(const Position& a, const Position& b) {
+  static_assert(kMaxPositionColumns == 3);
+  if (a.values[0] != b.values[0]) return a.values[0] < b.values[0];
+  if (a.values[1] != b.values[1]) return a.values[1] < b.values[1];
+  return a.values[2] < b.values[2];
+}
 
 /// A cost line's key: position plus its fi=/fe= file id.
 struct CostKey {
