@@ -115,6 +115,26 @@ TEST(FlatHashMapTest, ClearKeepsCapacityAndForgetsEntries) {
   EXPECT_EQ(*map.find(uint32_t{5}), 2);
 }
 
+// A cleared table's keys come back with fresh values (the injector sums into them), whether
+// its slots are plain data (cleared by their tags alone) or own memory.
+TEST(FlatHashMapTest, KeysInsertedAfterClearStartFromDefaultValues) {
+  FlatHashMap<uint32_t, uint64_t> plain;
+  FlatHashMap<std::string, std::string> owning;
+  for (uint32_t i = 0; i < 100; ++i) {
+    plain[i] += 7;
+    owning[std::to_string(i)] += "x";
+  }
+  plain.clear();
+  owning.clear();
+  for (uint32_t i = 0; i < 100; ++i) {
+    EXPECT_EQ(plain.find(i), nullptr);
+    auto [value, inserted] = plain.try_emplace(i);
+    EXPECT_TRUE(inserted);
+    EXPECT_EQ(*value, 0u) << i;
+    EXPECT_EQ(owning[std::to_string(i)], "") << i;
+  }
+}
+
 TEST(FlatHashMapTest, MovedFromMapIsEmptyAndUsable) {
   FlatHashMap<uint32_t, int> from;
   for (uint32_t i = 0; i < 100; ++i) from[i] = int(i);
