@@ -14,11 +14,13 @@
 // file with libelf; one file per version set keeps KCachegrind's single `ob=` per function.
 #include "elf/jit_image_writer.h"
 
+#include <openssl/evp.h>
 #include <algorithm>
-#include <boost/uuid/detail/sha1.hpp>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <stdexcept>
 
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
@@ -428,16 +430,18 @@ void EmitJitImage(const JitImageSpec& spec, std::string_view display_name, JitIm
     bytes(section_headers);
   };
 
-  // The build-id: SHA-1 of the whole image with the id itself still zero.
-  boost::uuids::detail::sha1 sha;
-  emit_all([&](std::string_view b) { sha.process_bytes(b.data(), b.size()); });
-  boost::uuids::detail::sha1::digest_type digest;
-  sha.get_digest(digest);
-  for (int i = 0; i < 5; ++i) {
-    // Big-endian words, so the id reads like `sha1sum` output.
-    for (int b = 0; b < 4; ++b)
-      note.bytes[16 + 4 * size_t(i) + size_t(b)] = char(digest[i] >> (24 - 8 * b));
-  }
+  // The build-id: SHA-1 of the whole image with the id itself still zero, as `sha1sum` prints
+  // it. libcrypto's, about ten times Boost's (whose was 3-6% of a jitdump run's instructions).
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> sha(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!sha || EVP_DigestInit_ex(sha.get(), EVP_sha1(), nullptr) != 1)
+    throw std::runtime_error("libcrypto: no SHA-1 for the JIT image's build id");
+  emit_all([&](std::string_view b) { EVP_DigestUpdate(sha.get(), b.data(), b.size()); });
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_size = 0;
+  EVP_DigestFinal_ex(sha.get(), digest, &digest_size);
+  if (digest_size != kBuildIdSize)
+    throw std::runtime_error("libcrypto: a SHA-1 digest of unexpected size");
+  for (size_t i = 0; i < kBuildIdSize; ++i) note.bytes[16 + i] = char(digest[i]);
   if (layout) *layout = sizes;
   emit_all(sink);
 }

@@ -11,6 +11,7 @@
 #include <LIEF/logging.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,29 @@ TEST_F(JitImageTest, LiefReadsSegmentsSymbolsCodeAndBuildId) {
   EXPECT_EQ(std::string(code.begin(), code.end()), kX86Nop);
   ASSERT_TRUE(binary->has_section(".note.gnu.build-id"));
   ASSERT_TRUE(binary->has_section(".debug_line"));
+}
+
+// The build id is the SHA-1 of the whole image with the id itself zero, as `sha1sum` prints it
+// (like ld --build-id=sha1): checked against sha1sum of the file with its id zeroed.
+TEST_F(JitImageTest, BuildIdIsTheSha1OfTheImageWithoutIt) {
+  std::string path = Write(X86Spec(files_, kFrameLines));
+  std::string notes = Shell("readelf -n " + path);
+  size_t at = notes.find("Build ID: ");
+  ASSERT_NE(at, std::string::npos) << notes;
+  std::string id = notes.substr(at + 10, 40);
+  std::string id_bytes;
+  for (size_t i = 0; i < id.size(); i += 2)
+    id_bytes += char(std::stoi(id.substr(i, 2), nullptr, 16));
+  std::string image = Shell("cat " + path);
+  size_t where = image.find(id_bytes);
+  ASSERT_NE(where, std::string::npos);
+  image.replace(where, id_bytes.size(), std::string(id_bytes.size(), '\0'));
+  std::string zeroed = path + ".zeroed";
+  {
+    std::ofstream out(zeroed, std::ios::binary);
+    out << image;
+  }
+  EXPECT_EQ(Shell("sha1sum " + zeroed).substr(0, 40), id);
 }
 
 TEST_F(JitImageTest, ReadelfPrintsNoWarningAndTheBuildId) {
