@@ -200,6 +200,9 @@ const ObjectExtents::Extent& ObjectCode::AskExtent(uint32_t object) const {
       *extent = extents_->ExtentOf(text);
   }
   // A copy: the map's values move when it grows.
+  previous_extent_ = last_extent_;
+  previous_object_ = last_object_;
+  has_previous_object_ = has_last_object_;
   last_extent_ = *extent;
   last_object_ = object;
   has_last_object_ = true;
