@@ -149,7 +149,10 @@ row() {
 }
 # real_pair NAME PROFILE SOURCE_OPTION SOURCE: the run without sources and the run with the
 # source, in turn, $pairs times; a row for each (medians) and a row of the pairs' median ratios
-# (issue 35's target: at most 2x the wall time of the run without sources, 64 MB peak RSS).
+# (issue 35's target: at most 2x the wall time of the run without sources, 64 MB peak RSS). Both
+# write a file, as a pipeline does: only then does a run whose merged pieces make cycles read its
+# input a second time (issue 33 item 7; to stdout it warns instead), and a jitdump's ELF images
+# are written beside it.
 real_pair() {
   local name=$1 profile=$2 option=$3 source=$4 b i
   b=$(stat -c %s "$profile")
@@ -157,10 +160,10 @@ real_pair() {
   local rc0=0 rc1=0 wall_ratios=() cpu_ratios=()
   for ((i = 0; i < pairs; i++)); do
     pair_rc=0
-    run_once "$cg_inject" -q --no-discover -i "$profile" -o -
+    run_once "$cg_inject" -q --no-discover -i "$profile" -o "$work/pair-out"
     rc0=$((rc0 | pair_rc)) pair_rc=0
     without_walls+=("$run_wall") without_cpus+=("$run_cpu") without_rsss+=("$run_rss")
-    run_once "$cg_inject" -q --no-discover -i "$profile" "$option" "$source" -o -
+    run_once "$cg_inject" -q --no-discover -i "$profile" "$option" "$source" -o "$work/pair-out"
     rc1=$((rc1 | pair_rc))
     with_walls+=("$run_wall") with_cpus+=("$run_cpu") with_rsss+=("$run_rss")
     wall_ratios+=("$(awk -v a="${with_walls[i]}" -v b="${without_walls[i]}" 'BEGIN { printf "%.3f", a / b }')")
