@@ -210,24 +210,27 @@ CycleGuard::Decision CycleGuard::Decide() const {
   auto rank = [&](uint32_t p) {
     return std::make_tuple(pieces_[p].ran_in != kAlone, pieces_[p].offset, p);
   };
-  std::unordered_map<uint32_t, uint32_t> main_of;  // output -> main piece
-  std::unordered_map<uint32_t, uint32_t> size_of;  // output -> pieces
+  struct Output {
+    uint32_t main = 0, pieces = 0;
+  };
+  std::unordered_map<uint32_t, Output> outputs;
   for (uint32_t p = 0; p < n; ++p) {
     const uint32_t out = pieces_[p].output;
     if (out == kAlone) continue;
-    ++size_of[out];
-    auto [it, added] = main_of.try_emplace(out, p);
-    if (!added && rank(p) < rank(it->second)) it->second = p;
+    auto [it, added] = outputs.try_emplace(out, Output{p, 0});
+    ++it->second.pieces;
+    if (!added && rank(p) < rank(it->second.main)) it->second.main = p;
   }
-  if (std::none_of(size_of.begin(), size_of.end(), [](const auto& s) { return s.second >= 2; }))
+  if (std::none_of(outputs.begin(), outputs.end(),
+                   [](const auto& o) { return o.second.pieces >= 2; }))
     return decision;  // a sound call graph: nothing merged, nothing to look at
-  // Per piece, once: whether it is merged with others, and its function's main piece (set_nodes
-  // below runs once per tried piece, so no hash lookups there).
+  // Per piece, once: whether it is merged with others, and its function's main piece.
   std::vector<bool> is_merged(n);
   std::vector<uint32_t> main_piece(n);
   for (uint32_t p = 0; p < n; ++p) {
-    is_merged[p] = pieces_[p].output != kAlone && size_of[pieces_[p].output] >= 2;
-    main_piece[p] = is_merged[p] ? main_of[pieces_[p].output] : p;
+    const Output* o = pieces_[p].output != kAlone ? &outputs[pieces_[p].output] : nullptr;
+    is_merged[p] = o != nullptr && o->pieces >= 2;
+    main_piece[p] = is_merged[p] ? o->main : p;
   }
   auto merged = [&](uint32_t p) { return bool(is_merged[p]); };
 
@@ -279,11 +282,12 @@ CycleGuard::Decision CycleGuard::Decide() const {
     }
   };
   // Calls between two functions of one cycle: their pieces take part in it.
-  auto for_each_taking_part = [&](auto&& visit) {
+  std::vector<bool> taking_part(n);
+  auto find_taking_part = [&] {
+    std::fill(taking_part.begin(), taking_part.end(), false);
     for (const Call& c : calls_) {
       if (node[c.from] == node[c.to] || cycle[node[c.from]] != cycle[node[c.to]]) continue;
-      visit(c.from);
-      visit(c.to);
+      taking_part[c.from] = taking_part[c.to] = true;
     }
   };
 
@@ -303,12 +307,10 @@ CycleGuard::Decision CycleGuard::Decide() const {
   for (uint32_t p = 0; p < n; ++p) apart[p] = merged(p) && pieces_[p].can_go;
   set_nodes();
   read(input_cycle, is_cycle);
-  std::vector<uint32_t> stuck;
-  for_each_taking_part([&](uint32_t p) {
-    if (merged(p) && !apart[p] && main_piece[p] != p && is_new[cycle[node[p]]]) stuck.push_back(p);
-  });
-  std::sort(stuck.begin(), stuck.end());
-  decision.left_merged = size_t(std::unique(stuck.begin(), stuck.end()) - stuck.begin());
+  find_taking_part();
+  for (uint32_t p = 0; p < n; ++p)
+    decision.left_merged +=
+        taking_part[p] && merged(p) && !apart[p] && main_piece[p] != p && is_new[cycle[node[p]]];
   std::vector<uint32_t> base_cycle(n);
   for (uint32_t p = 0; p < n; ++p) base_cycle[p] = cycle[node[p]];
   std::fill(functions_in.begin(), functions_in.end(), 0);
@@ -327,19 +329,19 @@ CycleGuard::Decision CycleGuard::Decide() const {
   set_nodes();
   read(base_cycle, is_cycle);
   auto candidate = [&](uint32_t p) { return merged(p) && is_new[cycle[node[p]]]; };
-  std::unordered_map<uint32_t, uint32_t> keep;  // output -> best-ranked piece taking part
-  for_each_taking_part([&](uint32_t p) {
-    if (!candidate(p)) return;
-    auto [it, added] = keep.try_emplace(pieces_[p].output, p);
-    if (!added && rank(p) < rank(it->second)) it->second = p;
-  });
+  find_taking_part();
+  std::vector<uint32_t> keep(n, kNone);  // by main piece: its function's best-ranked taking part
+  for (uint32_t p = 0; p < n; ++p) {
+    if (!taking_part[p] || !candidate(p)) continue;
+    uint32_t& k = keep[main_piece[p]];
+    if (k == kNone || rank(p) < rank(k)) k = p;
+  }
   std::vector<uint32_t> tried;
-  for_each_taking_part([&](uint32_t p) {
-    if (candidate(p) && pieces_[p].can_go && base_cycle[p] != base_cycle[keep[pieces_[p].output]])
+  for (uint32_t p = 0; p < n; ++p)
+    if (taking_part[p] && candidate(p) && pieces_[p].can_go &&
+        base_cycle[p] != base_cycle[keep[main_piece[p]]])
       tried.push_back(p);
-  });
   std::sort(tried.begin(), tried.end(), [&](uint32_t a, uint32_t b) { return rank(a) < rank(b); });
-  tried.erase(std::unique(tried.begin(), tried.end()), tried.end());
   if (tried.empty()) return decision;
   for (uint32_t p : tried) apart[p] = true;
   set_nodes();
@@ -408,6 +410,8 @@ CycleGuard::Decision CycleGuard::Decide() const {
   for (uint32_t p : tried) {
     const bool ran = pieces_[p].ran_in != kAlone;
     if (components_stale && !ran) compute_components();
+    // Both are nodes (a function's own piece): a main piece ranks first, so it is its
+    // function's `keep` or takes no part, is never tried and never apart.
     const uint32_t f = main_piece[p], piece = graph.node[p];
     // A function that pulls others in lies on a path between f and the piece and outside f's
     // cycle, so exactly one of them reaches the other (both: one cycle; neither: no path). Code
