@@ -65,6 +65,127 @@ std::vector<uint32_t> Components(size_t n,
   return component;
 }
 
+/// A reading of the pieces in which pieces move between nodes (functions) as they are merged:
+/// each node's pieces in a list, each piece's calls both ways (built once: a merge changes which
+/// node a piece is part of, never its calls).
+class NodeGraph {
+ public:
+  template <class Call>
+  NodeGraph(const std::vector<uint32_t>& node_of, const std::vector<Call>& calls)
+      : node(node_of),
+        head_(node_of.size(), kNone),
+        next_(node_of.size(), kNone),
+        prev_(node_of.size(), kNone),
+        first_out_(node_of.size() + 1, 0),
+        first_in_(node_of.size() + 1, 0),
+        callee_(calls.size()),
+        caller_(calls.size()) {
+    const size_t n = node_of.size();
+    for (const Call& c : calls) ++first_out_[c.from + 1], ++first_in_[c.to + 1];
+    for (size_t i = 0; i < n; ++i)
+      first_out_[i + 1] += first_out_[i], first_in_[i + 1] += first_in_[i];
+    std::vector<uint32_t> out_fill(first_out_.begin(), first_out_.end() - 1),
+        in_fill(first_in_.begin(), first_in_.end() - 1);
+    for (const Call& c : calls)
+      callee_[out_fill[c.from]++] = c.to, caller_[in_fill[c.to]++] = c.from;
+    for (uint32_t q = 0; q < n; ++q) Link(q, node[q]);
+  }
+  /// Each piece's node (read only: Move and MoveAll change it).
+  std::vector<uint32_t> node;
+
+  /// Piece q becomes part of node v.
+  void Move(uint32_t q, uint32_t v) {
+    if (prev_[q] != kNone)
+      next_[prev_[q]] = next_[q];
+    else
+      head_[node[q]] = next_[q];
+    if (next_[q] != kNone) prev_[next_[q]] = prev_[q];
+    Link(q, v);
+  }
+  /// All pieces of node `from` become part of node `to`.
+  void MoveAll(uint32_t from, uint32_t to) {
+    uint32_t last = kNone;
+    for (uint32_t q = head_[from]; q != kNone; q = next_[q]) node[q] = to, last = q;
+    if (last == kNone) return;
+    next_[last] = head_[to];
+    if (head_[to] != kNone) prev_[head_[to]] = last;
+    head_[to] = head_[from];
+    head_[from] = kNone;
+  }
+  /// Visits each node one call away from node v (forward: the nodes it calls, else its callers).
+  template <class Visit>
+  void ForEachNeighbour(uint32_t v, bool forward, Visit&& visit) const {
+    const std::vector<uint32_t>& first = forward ? first_out_ : first_in_;
+    const std::vector<uint32_t>& other = forward ? callee_ : caller_;
+    for (uint32_t q = head_[v]; q != kNone; q = next_[q])
+      for (uint32_t i = first[q]; i < first[q + 1]; ++i)
+        if (const uint32_t w = node[other[i]]; w != v) visit(w);
+  }
+
+ private:
+  void Link(uint32_t q, uint32_t v) {
+    node[q] = v;
+    prev_[q] = kNone;
+    next_[q] = head_[v];
+    if (head_[v] != kNone) prev_[head_[v]] = q;
+    head_[v] = q;
+  }
+  std::vector<uint32_t> head_, next_, prev_;  // pieces by node: first, and each one's neighbours
+  std::vector<uint32_t> first_out_, first_in_, callee_, caller_;
+};
+
+/// A depth-first search over a NodeGraph that runs a node at a time.
+struct Search {
+  explicit Search(size_t n) : seen(n, 0) {}
+  void Start(const std::vector<uint32_t>& from) {
+    ++stamp;
+    stack = from;
+    for (uint32_t v : from) seen[v] = stamp;
+  }
+  bool Saw(uint32_t v) const { return seen[v] == stamp; }
+  std::vector<uint32_t> seen, stack;
+  uint32_t stamp = 0;
+};
+
+/// Whether a path of calls leads from one of the nodes `from` to one of the nodes `to`, through
+/// nodes that `expand` only: a search forward from `from` (for a node that `is_to`) and one
+/// backward from `to` (for a node that `is_from`), a node each in turn, until one finds its goal
+/// or a node the other saw (yes) or runs out of nodes (no). Either answers alone; together they
+/// cost about twice the smaller one (a cycle's member that reaches a large part of the graph
+/// forward is often called by few functions, or the other way).
+template <class IsTo, class IsFrom, class Expands>
+bool Connected(const NodeGraph& graph, Search& forward, Search& backward,
+               const std::vector<uint32_t>& from, IsTo&& is_to, Expands&& expands,
+               const std::vector<uint32_t>& to, IsFrom&& is_from) {
+  forward.Start(from);
+  backward.Start(to);
+  for (uint32_t v : from)
+    if (is_to(v) || backward.Saw(v)) return true;
+  for (uint32_t v : to)
+    if (is_from(v)) return true;
+  // 1: found, 0: not yet, -1: no path.
+  auto step = [&](Search& search, const Search& other, bool ahead, auto&& goal) {
+    if (search.stack.empty()) return -1;
+    const uint32_t v = search.stack.back();
+    search.stack.pop_back();
+    if (!expands(v)) return 0;
+    bool found = false;
+    graph.ForEachNeighbour(v, ahead, [&](uint32_t w) {
+      if (found || search.seen[w] == search.stamp) return;
+      search.seen[w] = search.stamp;
+      if (goal(w) || other.Saw(w))
+        found = true;
+      else
+        search.stack.push_back(w);
+    });
+    return found ? 1 : 0;
+  };
+  for (;;) {
+    if (int r = step(forward, backward, true, is_to); r != 0) return r > 0;
+    if (int r = step(backward, forward, false, is_from); r != 0) return r > 0;
+  }
+}
+
 }  // namespace
 
 void CycleGuard::Clear() {
@@ -89,24 +210,27 @@ CycleGuard::Decision CycleGuard::Decide() const {
   auto rank = [&](uint32_t p) {
     return std::make_tuple(pieces_[p].ran_in != kAlone, pieces_[p].offset, p);
   };
-  std::unordered_map<uint32_t, uint32_t> main_of;  // output -> main piece
-  std::unordered_map<uint32_t, uint32_t> size_of;  // output -> pieces
+  struct Output {
+    uint32_t main = 0, pieces = 0;
+  };
+  std::unordered_map<uint32_t, Output> outputs;
   for (uint32_t p = 0; p < n; ++p) {
     const uint32_t out = pieces_[p].output;
     if (out == kAlone) continue;
-    ++size_of[out];
-    auto [it, added] = main_of.try_emplace(out, p);
-    if (!added && rank(p) < rank(it->second)) it->second = p;
+    auto [it, added] = outputs.try_emplace(out, Output{p, 0});
+    ++it->second.pieces;
+    if (!added && rank(p) < rank(it->second.main)) it->second.main = p;
   }
-  if (std::none_of(size_of.begin(), size_of.end(), [](const auto& s) { return s.second >= 2; }))
+  if (std::none_of(outputs.begin(), outputs.end(),
+                   [](const auto& o) { return o.second.pieces >= 2; }))
     return decision;  // a sound call graph: nothing merged, nothing to look at
-  // Per piece, once: whether it is merged with others, and its function's main piece (set_nodes
-  // below runs once per tried piece, so no hash lookups there).
+  // Per piece, once: whether it is merged with others, and its function's main piece.
   std::vector<bool> is_merged(n);
   std::vector<uint32_t> main_piece(n);
   for (uint32_t p = 0; p < n; ++p) {
-    is_merged[p] = pieces_[p].output != kAlone && size_of[pieces_[p].output] >= 2;
-    main_piece[p] = is_merged[p] ? main_of[pieces_[p].output] : p;
+    const Output* o = pieces_[p].output != kAlone ? &outputs[pieces_[p].output] : nullptr;
+    is_merged[p] = o != nullptr && o->pieces >= 2;
+    main_piece[p] = is_merged[p] ? o->main : p;
   }
   auto merged = [&](uint32_t p) { return bool(is_merged[p]); };
 
@@ -158,11 +282,12 @@ CycleGuard::Decision CycleGuard::Decide() const {
     }
   };
   // Calls between two functions of one cycle: their pieces take part in it.
-  auto for_each_taking_part = [&](auto&& visit) {
+  std::vector<bool> taking_part(n);
+  auto find_taking_part = [&] {
+    std::fill(taking_part.begin(), taking_part.end(), false);
     for (const Call& c : calls_) {
       if (node[c.from] == node[c.to] || cycle[node[c.from]] != cycle[node[c.to]]) continue;
-      visit(c.from);
-      visit(c.to);
+      taking_part[c.from] = taking_part[c.to] = true;
     }
   };
 
@@ -182,12 +307,10 @@ CycleGuard::Decision CycleGuard::Decide() const {
   for (uint32_t p = 0; p < n; ++p) apart[p] = merged(p) && pieces_[p].can_go;
   set_nodes();
   read(input_cycle, is_cycle);
-  std::vector<uint32_t> stuck;
-  for_each_taking_part([&](uint32_t p) {
-    if (merged(p) && !apart[p] && main_piece[p] != p && is_new[cycle[node[p]]]) stuck.push_back(p);
-  });
-  std::sort(stuck.begin(), stuck.end());
-  decision.left_merged = size_t(std::unique(stuck.begin(), stuck.end()) - stuck.begin());
+  find_taking_part();
+  for (uint32_t p = 0; p < n; ++p)
+    decision.left_merged +=
+        taking_part[p] && merged(p) && !apart[p] && main_piece[p] != p && is_new[cycle[node[p]]];
   std::vector<uint32_t> base_cycle(n);
   for (uint32_t p = 0; p < n; ++p) base_cycle[p] = cycle[node[p]];
   std::fill(functions_in.begin(), functions_in.end(), 0);
@@ -206,70 +329,143 @@ CycleGuard::Decision CycleGuard::Decide() const {
   set_nodes();
   read(base_cycle, is_cycle);
   auto candidate = [&](uint32_t p) { return merged(p) && is_new[cycle[node[p]]]; };
-  std::unordered_map<uint32_t, uint32_t> keep;  // output -> best-ranked piece taking part
-  for_each_taking_part([&](uint32_t p) {
-    if (!candidate(p)) return;
-    auto [it, added] = keep.try_emplace(pieces_[p].output, p);
-    if (!added && rank(p) < rank(it->second)) it->second = p;
-  });
+  find_taking_part();
+  std::vector<uint32_t> keep(n, kNone);  // by main piece: its function's best-ranked taking part
+  for (uint32_t p = 0; p < n; ++p) {
+    if (!taking_part[p] || !candidate(p)) continue;
+    uint32_t& k = keep[main_piece[p]];
+    if (k == kNone || rank(p) < rank(k)) k = p;
+  }
   std::vector<uint32_t> tried;
-  for_each_taking_part([&](uint32_t p) {
-    if (candidate(p) && pieces_[p].can_go && base_cycle[p] != base_cycle[keep[pieces_[p].output]])
+  for (uint32_t p = 0; p < n; ++p)
+    if (taking_part[p] && candidate(p) && pieces_[p].can_go &&
+        base_cycle[p] != base_cycle[keep[main_piece[p]]])
       tried.push_back(p);
-  });
   std::sort(tried.begin(), tried.end(), [&](uint32_t a, uint32_t b) { return rank(a) < rank(b); });
-  tried.erase(std::unique(tried.begin(), tried.end()), tried.end());
+  if (tried.empty()) return decision;
   for (uint32_t p : tried) apart[p] = true;
-  std::vector<uint32_t> first(n + 1), succ, first_back(n + 1), pred, work;
-  std::vector<uint8_t> reach(n);  // bits: 1 from f, 2 to f, 4 from the piece, 8 to the piece
-  auto flood = [&](uint32_t from, const std::vector<uint32_t>& head,
-                   const std::vector<uint32_t>& next, uint8_t bit) {
-    work.assign(1, from);
-    reach[from] |= bit;
-    while (!work.empty()) {
-      uint32_t v = work.back();
-      work.pop_back();
-      for (uint32_t i = head[v]; i < head[v + 1]; ++i) {
-        uint32_t w = next[i];
-        if (reach[w] & bit) continue;
-        reach[w] |= bit;
-        work.push_back(w);
-      }
-    }
+  set_nodes();
+  NodeGraph graph(node, calls_);
+
+  // The cycles of the current reading (strongly connected components of the nodes), kept across
+  // tries: merging a block unites two of them at most (see below); moving code another block
+  // ran may split or join others, and then they are found again before a block's try, while a
+  // ran piece's try looks at single nodes until then.
+  std::vector<uint32_t> component, up(n), size(n), ring(n), ring_node(n);
+  bool components_stale = true;
+  auto find = [&](uint32_t v) {
+    uint32_t c = component[v];
+    while (up[c] != c) c = up[c] = up[up[c]];
+    return c;
   };
-  for (uint32_t p : tried) {
-    set_nodes();
+  auto compute_components = [&] {
     edges.clear();
     for (const Call& c : calls_)
-      if (node[c.from] != node[c.to]) edges.push_back({node[c.from], node[c.to]});
-    for (auto [head, next, forward] :
-         {std::tuple{&first, &succ, true}, std::tuple{&first_back, &pred, false}}) {
-      std::fill(head->begin(), head->end(), 0);
-      for (const auto& e : edges) ++(*head)[(forward ? e.first : e.second) + 1];
-      for (size_t i = 0; i < n; ++i) (*head)[i + 1] += (*head)[i];
-      next->resize(edges.size());
-      std::vector<uint32_t> fill(head->begin(), head->end() - 1);
-      for (const auto& e : edges)
-        (*next)[fill[forward ? e.first : e.second]++] = forward ? e.second : e.first;
+      if (graph.node[c.from] != graph.node[c.to])
+        edges.push_back({graph.node[c.from], graph.node[c.to]});
+    component = Components(n, edges);
+    std::fill(size.begin(), size.end(), 0);
+    std::fill(ring_node.begin(), ring_node.end(), kNone);
+    for (uint32_t v = 0; v < n; ++v) {
+      const uint32_t c = component[v];
+      up[c] = c;
+      if (graph.node[v] != v) continue;
+      ++size[c];
+      // Each component's nodes as a ring: uniting two rings swaps one successor each.
+      if (ring_node[c] == kNone) {
+        ring_node[c] = v;
+        ring[v] = v;
+      } else {
+        ring[v] = ring[ring_node[c]];
+        ring[ring_node[c]] = v;
+      }
     }
-    const uint32_t f = main_piece[p], piece = node[p];
+    components_stale = false;
+  };
+  auto unite = [&](uint32_t a, uint32_t b) {  // two components' roots
+    if (a == b) return;
+    if (size[a] < size[b]) std::swap(a, b);
+    up[b] = a;
+    size[a] += size[b];
+    std::swap(ring[ring_node[a]], ring[ring_node[b]]);
+  };
+  Search forward(n), backward(n);
+  std::vector<uint32_t> from(1), to(1), target(n, 0);
+  uint32_t targets = 0;
+  auto everywhere = [](uint32_t) { return true; };
+  // Whether node a reaches node b (by_node: without the components, which may be stale).
+  auto reaches = [&](uint32_t a, uint32_t b, bool by_node = false) {
+    from[0] = a, to[0] = b;
+    if (components_stale || by_node)
+      return Connected(
+          graph, forward, backward, from, [&](uint32_t w) { return w == b; }, everywhere, to,
+          [&](uint32_t w) { return w == a; });
+    const uint32_t a_cycle = find(a), b_cycle = find(b);
+    return a_cycle == b_cycle ||
+           Connected(
+               graph, forward, backward, from, [&](uint32_t w) { return find(w) == b_cycle; },
+               everywhere, to, [&](uint32_t w) { return find(w) == a_cycle; });
+  };
+
+  for (uint32_t p : tried) {
     const bool ran = pieces_[p].ran_in != kAlone;
-    std::fill(reach.begin(), reach.end(), 0);
-    flood(f, first, succ, 1);
-    flood(f, first_back, pred, 2);
-    flood(piece, first, succ, 4);
-    flood(piece, first_back, pred, 8);
-    bool pulls_in = false;
-    for (uint32_t v = 0; v < n && !pulls_in; ++v) {
-      const uint8_t r = reach[v];
-      const bool between = ((r & 1) && (r & 8)) || ((r & 4) && (r & 2));
-      // Functions in the function's cycle stay in it; those in the cycle of a block merged
-      // into it were that block's partners (the cycle is renamed). Code another block ran
-      // leaves that block a function of its own, which joins the cycle.
-      const bool in_own_cycle = (r & 3) == 3 || (!ran && (r & 12) == 12);
-      pulls_in = between && !in_own_cycle && node[v] == v;
+    if (components_stale && !ran) compute_components();
+    // Both are nodes (a function's own piece): a main piece ranks first, so it is its
+    // function's `keep` or takes no part, is never tried and never apart.
+    const uint32_t f = main_piece[p], piece = graph.node[p];
+    // A function that pulls others in lies on a path between f and the piece and outside f's
+    // cycle, so exactly one of them reaches the other (both: one cycle; neither: no path). Code
+    // another block ran then always does (that block is such a function); a block only with a
+    // function outside the piece's cycle too.
+    const bool f_reaches = reaches(f, piece);
+    const bool piece_reaches = reaches(piece, f);
+    bool pulls_in = f_reaches != piece_reaches && ran;
+    if (f_reaches != piece_reaches && !ran) {
+      // The one that reaches the other: from; the other: to. A function outside both cycles
+      // between them has a path into to's cycle whose last node before it lies outside both
+      // too (a node of from's cycle there would put the function in from's cycle): so it is
+      // enough to look for a caller of to's cycle, in neither, that from reaches. No path from
+      // from to such a caller passes through to's cycle (the caller would be in it).
+      from[0] = f_reaches ? f : piece;
+      const uint32_t from_cycle = find(from[0]), to_cycle = find(f_reaches ? piece : f);
+      ++targets;
+      to.clear();
+      const uint32_t start = ring_node[to_cycle];
+      uint32_t v = start;
+      do {
+        if (graph.node[v] == v)
+          graph.ForEachNeighbour(v, false, [&](uint32_t u) {
+            const uint32_t c = find(u);
+            if (c == to_cycle || c == from_cycle || target[c] == targets) return;
+            target[c] = targets;
+            to.push_back(u);
+          });
+        v = ring[v];
+      } while (v != start);
+      pulls_in = !to.empty() && Connected(
+                                    graph, forward, backward, from,
+                                    [&](uint32_t w) { return target[find(w)] == targets; },
+                                    [&](uint32_t w) { return find(w) != to_cycle; }, to,
+                                    [&](uint32_t w) { return find(w) == from_cycle; });
+      to.resize(1);
     }
-    if (!pulls_in) apart[p] = false;
+    if (pulls_in) continue;
+    apart[p] = false;
+    if (!ran) {
+      // The block joins its function: its pieces (itself, code it ran that stays with it) move
+      // to f. A cycle through them both is made of paths between them, all inside their two
+      // cycles (nothing pulled in): the two cycles become one, the others stay as they are.
+      graph.MoveAll(piece, f);
+      unite(find(f), find(piece));
+    } else if (piece != f) {
+      // Code another block ran joins its function: its calls move from that block to f. Where
+      // the two were in one cycle and still reach each other, every path of before has one
+      // now (through f instead of the block, or the other way) and none is new: the cycles
+      // stay as they are. Otherwise they may not.
+      graph.Move(p, f);
+      if (!components_stale && !(f_reaches && reaches(piece, f, true) && reaches(f, piece, true)))
+        components_stale = true;
+    }
   }
   for (uint32_t p = 0; p < n; ++p)
     if (apart[p]) decision.apart.push_back(p);

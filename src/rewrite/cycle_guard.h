@@ -59,7 +59,8 @@ class CycleGuard {
     size_t left_merged = 0;
   };
   /// Which pieces to give up so that merging makes no cycle the input did not have. A few
-  /// rounds of Tarjan's algorithm over the pieces: O(pieces + calls) each.
+  /// rounds of Tarjan's algorithm over the pieces, then for each piece that may go a few
+  /// searches that stop as soon as they have their answer: O(pieces + calls) each at worst.
   Decision Decide() const;
 
  private:

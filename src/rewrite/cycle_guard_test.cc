@@ -162,5 +162,84 @@ TEST(CycleGuardTest, ADeeperLevelInTheInputsCycleStaysMerged) {
   EXPECT_THAT(guard.Decide().apart, IsEmpty());
 }
 
+// The cases below are ones the guard decides without looking at every function between a
+// function and its piece (see Decide): each would fail if that shortcut were wrong.
+
+// A body whose calls reach its function's entry through a helper that the entry does not reach:
+// merged, the helper would join a cycle of the function. The helper lies between the body and
+// the entry (body -> helper -> entry) and in neither's cycle.
+TEST(CycleGuardTest, ABodyReachingItsEntryThroughAnotherFunctionStaysApart) {
+  CycleGuard guard;
+  uint32_t entry = guard.AddPiece(1, 0);
+  uint32_t body = guard.AddPiece(1, 0x20);
+  uint32_t helper = guard.AddPiece(2, 0);
+  guard.AddCall(body, helper);
+  guard.AddCall(helper, entry);
+  EXPECT_THAT(guard.Decide().apart, ElementsAre(body));
+}
+
+// A body in a cycle with a helper (the input's recursion body -> helper -> body) that the
+// function's entry calls, the entry in a cycle of its own with another function: merged, the
+// two cycles become one. What lies between the entry and the body is the body's cycle, whose
+// members were the body's partners already: nothing is pulled in, the body is merged.
+TEST(CycleGuardTest, ABodyWhoseOwnCycleItsEntryCallsIntoStaysMerged) {
+  CycleGuard guard;
+  uint32_t entry = guard.AddPiece(1, 0);
+  uint32_t body = guard.AddPiece(1, 0x20);
+  uint32_t partner = guard.AddPiece(2, 0);
+  uint32_t helper = guard.AddPiece(3, 0);
+  guard.AddCall(entry, partner);
+  guard.AddCall(partner, entry);
+  guard.AddCall(body, helper);
+  guard.AddCall(helper, body);
+  guard.AddCall(entry, helper);
+  EXPECT_THAT(guard.Decide().apart, IsEmpty());
+}
+
+// Two bodies of one function, tried in turn. The first (in a cycle with a helper the entry
+// calls) is merged, which puts the helper in the function's cycle; the second is called by that
+// helper only, so nothing outside the function's cycle lies between it and the entry: merged.
+TEST(CycleGuardTest, ABodyCalledFromTheCycleAnEarlierBodyJoinedStaysMerged) {
+  CycleGuard guard;
+  uint32_t entry = guard.AddPiece(1, 0);
+  uint32_t first_body = guard.AddPiece(1, 0x10);
+  uint32_t second_body = guard.AddPiece(1, 0x20);
+  uint32_t partner = guard.AddPiece(2, 0);
+  uint32_t helper = guard.AddPiece(3, 0);
+  guard.AddCall(entry, partner);
+  guard.AddCall(partner, entry);
+  guard.AddCall(first_body, helper);
+  guard.AddCall(helper, first_body);
+  guard.AddCall(entry, helper);
+  guard.AddCall(helper, second_body);
+  EXPECT_THAT(guard.Decide().apart, IsEmpty());
+}
+
+// A block (a function of its own) ran three pieces of code of one function. Tried with the
+// others apart, the first one's code (code_c) is in one cycle with the function through the
+// merged code_b (block -> code_b -> code_c, in the block while apart) and is merged; moved to
+// the function, that cycle is gone: the function no longer reaches the block, which still
+// reaches it. So code_a, which leads to the function's body through `other`, makes a cycle
+// the input did not have: it stays with the block. So does the body, entered from `other`.
+TEST(CycleGuardTest, CodeMovedToItsFunctionCanEndTheCycleOfTheBlockThatRanIt) {
+  CycleGuard guard;
+  uint32_t block = guard.AddPiece(CycleGuard::kAlone, 0x11);
+  uint32_t code_a = guard.AddRanPiece(0, block, 0x1, /*can_stay=*/true);
+  uint32_t code_b = guard.AddRanPiece(0, block, 0, /*can_stay=*/true);
+  uint32_t code_c = guard.AddRanPiece(0, block, 0, /*can_stay=*/true);
+  uint32_t entry = guard.AddPiece(0, 0);
+  uint32_t other = guard.AddPiece(1, 0x21);
+  uint32_t body = guard.AddPiece(0, 0x1);
+  guard.AddCall(block, code_a);
+  guard.AddCall(block, code_b);
+  guard.AddCall(block, code_c);
+  guard.AddCall(code_a, other);
+  guard.AddCall(code_b, code_c);
+  guard.AddCall(code_c, other);
+  guard.AddCall(entry, other);
+  guard.AddCall(other, body);
+  EXPECT_THAT(guard.Decide().apart, ElementsAre(code_a, body));
+}
+
 }  // namespace
 }  // namespace cg_inject
