@@ -19,9 +19,7 @@ BlockOutput& Injector::Impl::Output(int function) {
       last_edge_ = nullptr;  // the slots may have moved
     }
     BlockOutput& slot = slots_[size_t(f.slot)];
-    slot.function = function;
-    slot.agg.Clear();
-    slot.edges.clear();
+    slot.function = function;  // its tables were emptied when the last block was written
     if (last_edge_caller_ == function) last_edge_ = nullptr;
   }
   return slots_[size_t(f.slot)];
@@ -52,7 +50,9 @@ void Injector::Impl::RewriteBlock() {
   InFunction& f = In(block_.function);
   if (f.jit) ResolvePending(f.key);  // calls waiting for this block, if any
   block_.agg.Clear();
-  block_.lines.clear();
+  ClearForNextBlock(&block_.lines);
+  ClearForNextBlock(&block_.own);      // written: empty, but it may hold a large one's room
+  ClearForNextBlock(&scratch_lines_);  // EmitCosts swapped it with block_.own
   kept_in_block_cache_.clear();
 }
 
@@ -249,13 +249,13 @@ void Injector::Impl::RewriteCosts() {
 void Injector::Impl::RewriteCost(const Position& pos, uint32_t file, size_t offset) {
   const bool jit = In(block_.function).jit;
   uint64_t addr = AddrOf(pos);
-  std::vector<uint64_t>& copy = scratch_costs_;  // reused: one allocation per run, not per line
   if (!block_.split.empty()) {
     std::vector<size_t>& fits = scratch_fits_;
     VersionsAt(block_.split, addr, Fits(), &fits);
     if (fits.size() > 1) {
       // A line several reused versions share (their common entry): split by entry counts.
       // Copy: adding to the pool may move the original.
+      std::vector<uint64_t>& copy = scratch_costs_;  // reused: one allocation per run
       copy.assign(pool_.Get(offset).begin(), pool_.Get(offset).end());
       std::vector<uint64_t> weights;
       for (size_t i : fits) weights.push_back(block_.split.entry_counts[i]);
@@ -265,9 +265,10 @@ void Injector::Impl::RewriteCost(const Position& pos, uint32_t file, size_t offs
         for (size_t k = 0; k < fits.size(); ++k) shares[k][e] = s[k];
       }
       for (size_t k = 0; k < fits.size(); ++k) {
-        CostKey out_key;
-        Place(pos, file, block_.split.versions[fits[k]], &out_key.pos, &out_key.file);
-        Output(block_.split.identities[fits[k]]).agg.AddCost(&pool_, out_key, shares[k]);
+        CostLine out;
+        Place(pos, file, block_.split.versions[fits[k]], &out.pos, &out.file);
+        out.costs = pool_.Append(shares[k]);
+        Output(block_.split.identities[fits[k]]).lines.push_back(out);
       }
       return;
     }
@@ -282,8 +283,7 @@ void Injector::Impl::RewriteCost(const Position& pos, uint32_t file, size_t offs
     Output(owner);  // its slot writes block_.own
     block_.own.push_back({out_key.pos, out_key.file, offset});
   } else {
-    copy.assign(pool_.Get(offset).begin(), pool_.Get(offset).end());
-    Output(owner).agg.AddCost(&pool_, out_key, copy);
+    Output(owner).lines.push_back({out_key.pos, out_key.file, offset});
   }
   if (block_.IsOwn(owner)) {
     if (jit && owner == block_.identity && columns_.has_instr() &&
@@ -295,9 +295,9 @@ void Injector::Impl::RewriteCost(const Position& pos, uint32_t file, size_t offs
     return;
   }
   SynthEdge& e = Edge(block_.identity, owner);
-  pool_.Add(e.inclusive, copy);
+  pool_.Add(e.inclusive, pool_.Get(offset));  // read after Edge, whose pool entry may move it
   NoteRanByOther(owner, addr, version);
-  uint64_t first = copy.empty() ? 0 : copy[0];
+  uint64_t first = pool_.First(offset);
   e.NoteMoved(addr, out_key.pos, out_key.file, first, version, version && addr == version->start());
   ++stats_.cost_lines_moved;
   stats_.cost_moved += first;
@@ -569,37 +569,53 @@ void Injector::Impl::EmitOutputs() {
     f.slot = -1;
     // The block's own function's kept lines (RewriteCost) go out with its slot, once.
     const bool has_own = slot.function == block_.identity && !block_.own.empty();
-    if (slot.agg.empty() && !has_own) continue;
-    f.emitted = true;
-    FunctionKey written = f.key;
-    if (!f.jit) StubKey(f.key, &written);  // a real object's stub in `???`: its object's name
-    FunctionContext ctx{Name{written.object, names_.Text(written.object)},
-                        Name{written.file, names_.Text(written.file)},
-                        Name{written.function, names_.Text(written.function)}};
-    downstream_->OnFunction(ctx);
-    NoteWritten(f);
-    EmitCosts(f, slot, has_own);
-    EmitCalls(f, slot);
-    EmitJumps(f, slot);
+    if (!slot.lines.empty() || !slot.agg.empty() || has_own) {
+      f.emitted = true;
+      FunctionKey written = f.key;
+      if (!f.jit) StubKey(f.key, &written);  // a real object's stub in `???`: its object's name
+      FunctionContext ctx{Name{written.object, names_.Text(written.object)},
+                          Name{written.file, names_.Text(written.file)},
+                          Name{written.function, names_.Text(written.function)}};
+      downstream_->OnFunction(ctx);
+      NoteWritten(f);
+      EmitCosts(f, slot, has_own);
+      EmitCalls(f, slot);
+      EmitJumps(f, slot);
+    }
+    // Emptied now, not when the slot is next taken: a slot that only some large block used
+    // would hold that block's tables for the rest of the run (12 MB of tsc's).
+    ClearForNextBlock(&slot.lines);
+    slot.agg.Clear();
+    slot.edges.clear();
   }
   slots_used_ = 0;
   last_edge_ = nullptr;
 }
 
-void Injector::Impl::EmitCosts(const OutFunction& f, const BlockOutput& slot, bool has_own) {
+void Injector::Impl::EmitCosts(const OutFunction& f, BlockOutput& slot, bool has_own) {
   std::vector<CostLine>& costs = scratch_lines_;
   costs.clear();
   if (has_own) {
     costs.swap(block_.own);  // block_.own is empty from here: written once
     block_.own.clear();
   }
-  for (const auto& entry : slot.agg.costs)
-    costs.push_back({entry.key.pos, entry.key.file, entry.value});
   // By position, as Callgrind writes them (JIT blocks kept in order mostly are already).
   auto less = [](const CostLine& a, const CostLine& b) {
     if (a.pos != b.pos) return PositionLess(a.pos, b.pos);
     return a.file < b.file;
   };
+  // The slot's lines go out one per position, summed: lines that moved or were divided among
+  // versions rarely share one, so they are kept as a list and summed only here.
+  std::sort(slot.lines.begin(), slot.lines.end(), less);
+  const size_t own = costs.size();
+  for (const CostLine& line : slot.lines) {
+    CostLine* last = costs.size() > own ? &costs.back() : nullptr;
+    if (last != nullptr && last->pos == line.pos && last->file == line.file) {
+      pool_.Add(last->costs, pool_.Get(line.costs));
+    } else {
+      costs.push_back(line);
+    }
+  }
   if (!std::is_sorted(costs.begin(), costs.end(), less))
     std::sort(costs.begin(), costs.end(), less);
   Name file;  // the lines of a slot are mostly in one file: its text looked up once

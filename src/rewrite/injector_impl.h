@@ -51,19 +51,22 @@ namespace cg_inject {
 
 class CodeVersion;
 
-/// What the current block gives one output function: records at output positions and the
-/// synthesized edges from it. Slots are reused block after block (their tables keep capacity).
-struct BlockOutput {
-  int function = -1;  // OutFunction index
-  RecordAgg agg;
-  std::map<int, SynthEdge> edges;  // by target OutFunction index; ordered for determinism
-};
-
 /// A cost line of a block: position, fi=/fe= file id, and its costs' CostPool offset.
 struct CostLine {
   Position pos;
   uint32_t file = 0;
   size_t costs = 0;
+};
+
+/// What the current block gives one output function: records at output positions and the
+/// synthesized edges from it. Slots are reused block after block (small tables keep capacity).
+struct BlockOutput {
+  int function = -1;  // OutFunction index
+  // Cost lines of other functions' blocks or divided among versions, in no order: summed by
+  // position when written (EmitCosts). The function's own lines are the block's (own).
+  std::vector<CostLine> lines;
+  RecordAgg agg;                   // calls and jumps
+  std::map<int, SynthEdge> edges;  // by target OutFunction index; ordered for determinism
 };
 
 /// The block being read: its records at input positions.
@@ -234,7 +237,7 @@ class Injector::Impl {
   /// Writes the functions the block gave records to: for each, its cost lines (with the block's
   /// own kept lines when it is the block's function), calls and jumps, each by position.
   void EmitOutputs();
-  void EmitCosts(const OutFunction& f, const BlockOutput& slot, bool has_own);
+  void EmitCosts(const OutFunction& f, BlockOutput& slot, bool has_own);
   void EmitCalls(const OutFunction& f, const BlockOutput& slot);
   void EmitJumps(const OutFunction& f, const BlockOutput& slot);
   /// Bookkeeping for the invariants when `f`'s block is written.

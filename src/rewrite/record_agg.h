@@ -96,13 +96,25 @@ inline void AddChecked(uint64_t* sum, uint64_t value) {
   }
 }
 
-/// Cost vectors of one part, `events` values each, addressed by offset. Offsets stay valid as
+/// Empties a per-block vector for the next block. One that a large block grew gives its memory
+/// back: kept, it would hold the largest block's size for the rest of the run.
+template <typename T>
+void ClearForNextBlock(std::vector<T>* v) {
+  constexpr size_t kKeptBytes = 256 << 10;  // what the common small blocks need, many times over
+  if (v->capacity() * sizeof(T) > kKeptBytes) {
+    std::vector<T>().swap(*v);
+  } else {
+    v->clear();
+  }
+}
+
+/// Cost vectors of one block, `events` values each, addressed by offset. Offsets stay valid as
 /// the pool grows (pointers do not).
 class CostPool {
  public:
   void Reset(size_t events) {
     events_ = events;
-    data_.clear();
+    ClearForNextBlock(&data_);
   }
   size_t Alloc() {
     size_t offset = data_.size();
