@@ -382,53 +382,34 @@ void BackgroundSink::Replay(const std::string& batch) {
         downstream_->OnLayout(layout);
         break;
       }
+      // Records are built whole from what is read (braces: in member order, the order they were
+      // stored in): one default-constructed and filled field by field was zeroed first, a
+      // `rep stos` that took 40% of this loop.
       case Tag::kFunction: {
-        FunctionContext function;
-        function.object = in.Get<Name>();
-        function.file = in.Get<Name>();
-        function.function = in.Get<Name>();
-        function.raw = in.GetText();
-        function.line = in.Get<uint64_t>();
+        const FunctionContext function{in.Get<Name>(), in.Get<Name>(), in.Get<Name>(), in.GetText(),
+                                       in.Get<uint64_t>()};
         downstream_->OnFunction(function);
         break;
       }
       case Tag::kCost: {
-        CostRecord cost;
-        cost.position = in.Get<Position>();
-        cost.source_file = in.Get<Name>();
-        cost.costs = in.GetCosts();
-        cost.raw = in.GetText();
-        cost.raw_base = in.Get<Position>();
+        const CostRecord cost{in.Get<Position>(), in.Get<Name>(), in.GetCosts(), in.GetText(),
+                              in.Get<Position>()};
         downstream_->OnCost(cost);
         break;
       }
       case Tag::kCall: {
-        CallRecord call;
-        call.count = in.Get<uint64_t>();
-        call.target = in.Get<Position>();
-        call.source = in.Get<Position>();
-        call.source_file = in.Get<Name>();
-        call.target_object = in.Get<Name>();
-        call.target_file = in.Get<Name>();
-        call.target_function = in.Get<Name>();
-        call.inclusive = in.GetCosts();
-        call.raw = in.GetText();
-        call.raw_base = in.Get<Position>();
+        const CallRecord call{in.Get<uint64_t>(), in.Get<Position>(), in.Get<Position>(),
+                              in.Get<Name>(),     in.Get<Name>(),     in.Get<Name>(),
+                              in.Get<Name>(),     in.GetCosts(),      in.GetText(),
+                              in.Get<Position>()};
         downstream_->OnCall(call);
         break;
       }
       case Tag::kJump: {
-        JumpRecord jump;
-        jump.conditional = in.Get<bool>();
-        jump.followed = in.Get<uint64_t>();
-        jump.executed = in.Get<uint64_t>();
-        jump.target = in.Get<Position>();
-        jump.source = in.Get<Position>();
-        jump.source_file = in.Get<Name>();
-        jump.target_file = in.Get<Name>();
-        jump.target_function = in.Get<Name>();
-        jump.raw = in.GetText();
-        jump.raw_base = in.Get<Position>();
+        const JumpRecord jump{in.Get<bool>(),     in.Get<uint64_t>(), in.Get<uint64_t>(),
+                              in.Get<Position>(), in.Get<Position>(), in.Get<Name>(),
+                              in.Get<Name>(),     in.Get<Name>(),     in.GetText(),
+                              in.Get<Position>()};
         downstream_->OnJump(jump);
         break;
       }
