@@ -434,18 +434,18 @@ bool Injector::Impl::RealTarget(const FunctionKey& target, FunctionKey* real) co
 }
 
 void Injector::Impl::OnCost(const CostRecord& in_cost) {
-  // A shifted object's addresses are read as the runtime ones the sources give (ReadPosition).
-  CostRecord shifted;
-  bool shift = false;
+  // A shifted object's addresses are read as the runtime ones the sources give (ReadPosition):
+  // such a line is a record of its own, built only then (a record zeroed for every cost line,
+  // whether it was needed or not, was a third of OnCost).
   if (cur_shift_object_ != 0 && mode_ != Mode::kNone) {
-    shifted.position = ReadPosition(in_cost.position);
-    shift = shifted.position != in_cost.position;
-    if (shift) {
-      shifted.source_file = in_cost.source_file;
-      shifted.costs = in_cost.costs;
-    }
+    Position read = ReadPosition(in_cost.position);
+    if (read != in_cost.position)
+      return TakeCost(CostRecord{read, in_cost.source_file, in_cost.costs});
   }
-  const CostRecord& cost = shift ? shifted : in_cost;
+  TakeCost(in_cost);
+}
+
+void Injector::Impl::TakeCost(const CostRecord& cost) {
   in_acc_.Cost(cost.costs);
   // Cost lines mostly stay in one file: the last one's mapping is kept.
   if (cost.source_file.id != cost_file_in_ || cost_file_in_ == 0) {

@@ -123,6 +123,8 @@ class Injector::Impl {
   enum class Mode : uint8_t { kNone, kJit, kPass };
 
   // Streaming (injector.cc).
+  /// A cost line as the injector reads it (OnCost shifted its position where it had to).
+  void TakeCost(const CostRecord& cost);
   void FinishBlock();
   void EmitPassHeader();
   /// The current ordinary block's record is rewritten at the block's end, not streamed.
