@@ -44,14 +44,13 @@ void Injector::Impl::NoteRanByOtherCall(int owner, const FunctionKey& target) {
 }
 
 bool Injector::Impl::KeptInBlock(int owner) {
-  for (const auto& [o, kept] : kept_in_block_cache_)
-    if (o == owner) return kept;
+  if (const bool* kept = kept_in_block_cache_.find(owner)) return *kept;
   std::string key = PartKey(In(block_.function).key.function);
   key += '\x1f';
   key += names_.Text(out_[owner].key.function);
   const bool kept = options_.kept_apart.ran_by_other.count(key) != 0;
   if (kept) applied_ran_by_other_.insert(std::move(key));
-  kept_in_block_cache_.push_back({owner, kept});
+  kept_in_block_cache_[owner] = kept;
   return kept;
 }
 
