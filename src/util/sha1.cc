@@ -2,7 +2,7 @@
 // length in bits as a 64-bit big-endian number to a multiple of 64 bytes, each block compressed
 // into five 32-bit words by 80 rounds. Two block functions: a portable one, and one using x86's
 // SHA extensions (sha1rnds4 does four rounds, sha1msg1/sha1msg2 the message schedule), chosen
-// once at run time.
+// once at run time by CPUID.
 #include "util/sha1.h"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -161,12 +162,15 @@ CG_INJECT_SHA_TARGET void Sha1BlocksShaNi(uint32_t* state, const unsigned char* 
 
 }  // namespace
 
+// CPUID directly: Clang 14's __builtin_cpu_supports knows no "sha". The SHA extensions use the
+// SSE registers, which every x86-64 system saves, so no check of the OS is needed.
 Sha1BlockFunction Sha1BlocksShaNiIfSupported() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") &&
-      __builtin_cpu_supports("ssse3"))
-    return Sha1BlocksShaNi;
-  return nullptr;
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return nullptr;
+  const bool ssse3 = ecx & bit_SSSE3, sse4_1 = ecx & bit_SSE4_1;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return nullptr;
+  const bool sha = ebx & bit_SHA;
+  return ssse3 && sse4_1 && sha ? Sha1BlocksShaNi : nullptr;
 }
 #else
 Sha1BlockFunction Sha1BlocksShaNiIfSupported() { return nullptr; }
