@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   # build
   meson ninja-build g++ clang pkg-config
-  libboost-dev libzstd-dev liblief-dev libcapstone-dev libssl-dev libgtest-dev libgmock-dev
+  libboost-dev libzstd-dev liblief-dev libcapstone-dev libgtest-dev libgmock-dev
   # bench: Google Benchmark for bench/hot_loops_perftest
   libbenchmark-dev
   # tests: callgrind_annotate (perl, with valgrind), zstd CLI, fuzzers and sanitizers (clang rt)

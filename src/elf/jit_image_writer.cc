@@ -14,16 +14,14 @@
 // file with libelf; one file per version set keeps KCachegrind's single `ob=` per function.
 #include "elf/jit_image_writer.h"
 
-#include <openssl/evp.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <memory>
-#include <stdexcept>
 
 #include "cg_inject/error.h"
 #include "cg_inject/io.h"
+#include "util/sha1.h"
 
 namespace cg_inject {
 namespace {
@@ -431,16 +429,11 @@ void EmitJitImage(const JitImageSpec& spec, std::string_view display_name, JitIm
   };
 
   // The build-id: SHA-1 of the whole image with the id itself still zero, as `sha1sum` prints
-  // it. libcrypto's, about ten times Boost's (whose was 3-6% of a jitdump run's instructions).
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> sha(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!sha || EVP_DigestInit_ex(sha.get(), EVP_sha1(), nullptr) != 1)
-    throw std::runtime_error("libcrypto: no SHA-1 for the JIT image's build id");
-  emit_all([&](std::string_view b) { EVP_DigestUpdate(sha.get(), b.data(), b.size()); });
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int digest_size = 0;
-  EVP_DigestFinal_ex(sha.get(), digest, &digest_size);
-  if (digest_size != kBuildIdSize)
-    throw std::runtime_error("libcrypto: a SHA-1 digest of unexpected size");
+  // it.
+  Sha1 sha;
+  emit_all([&](std::string_view b) { sha.Update(b); });
+  const Sha1::Digest digest = sha.Final();
+  static_assert(Sha1::kDigestSize == kBuildIdSize);
   for (size_t i = 0; i < kBuildIdSize; ++i) note.bytes[16 + i] = char(digest[i]);
   if (layout) *layout = sizes;
   emit_all(sink);
