@@ -1,5 +1,4 @@
 // cg-inject's executable: parse the command line, run, map the result to an exit code.
-#include <malloc.h>
 #include <unistd.h>
 #include <csignal>
 #include <cstdio>
@@ -63,12 +62,6 @@ extern "C" void OnBusError(int) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // glibc serves allocations from 128 KiB up with mmap, but raises that threshold to the size of
-  // each such block freed (up to 32 MiB): after the first large block's tables were freed, the
-  // next ones came from the heap, which is not given back while anything above them lives. A
-  // fixed threshold keeps large, short-lived tables out of the heap: peak RSS of the tsc capture
-  // with its jitdump 65 -> 59 MB, erlc's 66 -> 57 MB.
-  mallopt(M_MMAP_THRESHOLD, 128 << 10);
   InstallSignalHandlers();
   std::signal(SIGPIPE, SIG_IGN);  // a closed stdout becomes a write error with a message
   // A file size limit (ulimit -f) becomes EFBIG, reported like ENOSPC, instead of a kill that
