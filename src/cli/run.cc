@@ -5,6 +5,7 @@
 // picks the exit code; outputs not yet committed remove their temporary files on the way out.
 #include "cli/run.h"
 
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -492,6 +493,11 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
     // Only the images the output names, with only the versions it names: a jitdump that loaded
     // one address 10,000 times wrote 10,000 images for a profile that ran one (issue 36 item 6).
     KeepTouched(&images, injector->touched_versions());
+    // The injector's tables are done with: given back before the images bring the dump's code
+    // pages in (erlc + jitdump peaked there, its 7 MB of code on top of the whole injector).
+    background_injector.reset();
+    injector.reset();
+    malloc_trim(0);  // what they freed in the middle of the heap, too
     if (images.versions_untouched > 0) {
       SayTo(said, options, 2,
             p.input + ": " + std::to_string(images.versions_untouched) +
