@@ -76,7 +76,8 @@ void Injector::Impl::ResolveBlock() {
       in_acc_.Cost(costs, /*in_totals=*/false);
       if (!costs.empty()) resolved_jit_cost_before_ -= costs[0];
     };
-    for (const auto& [key, offset] : block_.agg.costs) recount(offset);
+    block_.agg.ForEachCost(pool_,
+                           [&](const Position&, uint32_t, size_t offset) { recount(offset); });
     for (const CostLine& line : block_.lines) recount(line.costs);
     for (const auto& [key, value] : block_.agg.calls) {
       removed_acc_.CallCost(pool_.Get(value.inclusive));
@@ -92,8 +93,9 @@ void Injector::Impl::ResolveBlock() {
   // A block kept in order has one candidate version, which ChooseForBlock returns whatever the
   // addresses.
   if (columns_.has_instr() && !block_.in_order) {
-    for (const auto& [key, offset] : block_.agg.costs)
-      scratch_addrs_.push_back(columns_.Instr(key.pos));
+    block_.agg.ForEachCost(pool_, [&](const Position& pos, uint32_t, size_t) {
+      scratch_addrs_.push_back(columns_.Instr(pos));
+    });
     for (const auto& [key, value] : block_.agg.calls) {
       scratch_addrs_.push_back(columns_.Instr(key.site));
       scratch_call_addrs_.push_back(columns_.Instr(key.site));
@@ -132,8 +134,9 @@ void Injector::Impl::ResolveBlock() {
     std::vector<const CodeVersion*> candidates = index_.LookupAll(f.entry);
     if (candidates.size() >= 2) {
       std::vector<BlockLine> lines;
-      for (const auto& [key, offset] : block_.agg.costs)
-        lines.push_back({columns_.Instr(key.pos), pool_.Get(offset), false});
+      block_.agg.ForEachCost(pool_, [&](const Position& pos, uint32_t, size_t offset) {
+        lines.push_back({columns_.Instr(pos), pool_.Get(offset), false});
+      });
       for (const auto& [key, value] : block_.agg.calls)
         lines.push_back({columns_.Instr(key.site), pool_.Get(value.inclusive), true});
       block_.split = FindReuseSplit(candidates, lines, events_, Fits());
@@ -242,7 +245,9 @@ void Injector::Impl::RewriteJumps() {
 }
 
 void Injector::Impl::RewriteCosts() {
-  for (const auto& [key, offset] : block_.agg.costs) RewriteCost(key.pos, key.file, offset);
+  block_.agg.ForEachCost(pool_, [&](const Position& pos, uint32_t file, size_t offset) {
+    RewriteCost(pos, file, offset);
+  });
   for (const CostLine& line : block_.lines) RewriteCost(line.pos, line.file, line.costs);
 }
 

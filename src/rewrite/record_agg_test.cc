@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <utility>
+#include <vector>
+
 #include "cg_inject/error.h"
 
 namespace cg_inject {
@@ -35,6 +39,45 @@ TEST(CostPoolTest, AddPast64BitsThrows) {
   size_t a = pool.Append(big);
   const uint64_t one[] = {1};
   EXPECT_THROW(pool.Add(a, one), InputError);
+}
+
+TEST(RecordAggTest, CostsAtOneKeySumIntoOneLineWhereverThePoolGrew) {
+  CostPool pool;
+  pool.Reset(2);
+  RecordAgg agg;
+  CostKey a{Position{{0x10, 3, 0}}, 1}, b{Position{{0x10, 3, 0}}, 2}, c{Position{{0x14, 4, 0}}, 1};
+  const uint64_t one[] = {1, 10}, two[] = {2, 20};
+  agg.AddCost(&pool, a, one);
+  pool.Append(two);  // something else in the pool between the lines
+  agg.AddCost(&pool, b, two);
+  agg.AddCost(&pool, a, two);
+  agg.AddCost(&pool, c, one);
+  agg.AddCost(&pool, b, one);
+  std::map<std::pair<uint64_t, uint32_t>, std::vector<uint64_t>> sums;
+  agg.ForEachCost(pool, [&](const Position& pos, uint32_t file, size_t offset) {
+    auto costs = pool.Get(offset);
+    EXPECT_TRUE(
+        sums.emplace(std::pair(pos.values[0], file), std::vector(costs.begin(), costs.end()))
+            .second);
+  });
+  EXPECT_EQ(sums.size(), 3u);
+  EXPECT_THAT(sums[std::pair(uint64_t{0x10}, 1u)], ElementsAre(3, 30));
+  EXPECT_THAT(sums[std::pair(uint64_t{0x10}, 2u)], ElementsAre(3, 30));
+  EXPECT_THAT(sums[std::pair(uint64_t{0x14}, 1u)], ElementsAre(1, 10));
+}
+
+TEST(RecordAggTest, CostsWithoutEventsAreLinesAllTheSame) {
+  CostPool pool;
+  pool.Reset(0);  // a profile whose events: line names none
+  RecordAgg agg;
+  agg.AddCost(&pool, CostKey{Position{{1, 0, 0}}, 1}, {});
+  agg.AddCost(&pool, CostKey{Position{{2, 0, 0}}, 1}, {});
+  int lines = 0;
+  agg.ForEachCost(pool, [&](const Position&, uint32_t, size_t offset) {
+    EXPECT_TRUE(pool.Get(offset).empty());
+    ++lines;
+  });
+  EXPECT_EQ(lines, 2);
 }
 
 TEST(RecordAggTest, CallsToOneKeyMergeAndKeepTheirTargetsKind) {
