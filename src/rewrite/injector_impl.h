@@ -349,10 +349,9 @@ class Injector::Impl {
   std::unordered_set<RanByOtherCall, RanByOtherCallHash> ran_by_other_calls_;
   int64_t part_index_ = 0;  // the part's position in the file, for KeptApart's keys
   KeptApart found_apart_;   // a first pass's findings, all parts
-  // A second pass's: which (block, owner) pairs KeptInBlock answered for the current block, and
-  // the pieces it applied (for the stats).
-  // The current block's, by owner: a table, as a block may run code of hundreds of functions
-  // (scanning a list of them was 2% of erlc's second pass).
+  // A second pass's: what KeptInBlock answered for the current block, by owner (a table: a block
+  // may run code of hundreds of functions, and scanning a list of them was 2% of erlc's second
+  // pass), and the pieces it applied (for the stats).
   FlatHashMap<int, bool> kept_in_block_cache_;
   std::set<std::string> applied_ran_by_other_;
 
