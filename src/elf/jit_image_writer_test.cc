@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cg_inject/error.h"
+#include "util/test_shell.h"
 
 namespace cg_inject {
 namespace {
@@ -23,16 +24,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Shell(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return "popen failed";
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  pclose(pipe);
-  return out;
-}
+// With the tools' warnings: a test fails on them (readelf's "Warning: ...").
+std::string Shell(const std::string& command) { return ShellOutput(command + " 2>&1"); }
 
 /// A temporary directory removed when the test ends, whatever happened.
 class JitImageTest : public ::testing::Test {

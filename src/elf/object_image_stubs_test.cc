@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "elf/elf_test_util.h"
+#include "util/test_shell.h"
 
 namespace cg_inject {
 namespace {
@@ -41,21 +42,9 @@ int main(int argc, char** argv) {
 }
 )";
 
-std::string Shell(const std::string& command, int* status = nullptr) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  int rc = pclose(pipe);
-  if (status != nullptr) *status = rc;
-  return out;
-}
-
 bool HaveTool(const std::string& tool) {
   int status = 0;
-  Shell("command -v " + tool + " >/dev/null 2>&1", &status);
+  ShellOutput("command -v " + tool + " >/dev/null 2>&1", &status);
   return status == 0;
 }
 
@@ -82,7 +71,8 @@ std::string Compile(const ScratchDir& dir, const std::string& cc, const std::str
   std::ofstream(source) << kProgram;
   const std::string out = dir.path() + "/" + name;
   int status = 0;
-  std::string log = Shell(cc + " -O1 " + flags + " " + source + " -o " + out + " 2>&1", &status);
+  std::string log =
+      ShellOutput(cc + " -O1 " + flags + " " + source + " -o " + out + " 2>&1", &status);
   EXPECT_EQ(status, 0) << cc << " " << flags << ": " << log;
   return status == 0 ? out : "";
 }
@@ -91,7 +81,7 @@ std::string Compile(const ScratchDir& dir, const std::string& cc, const std::str
 std::map<uint64_t, std::string> ObjdumpPltLabels(const std::string& objdump,
                                                  const std::string& path) {
   std::string text =
-      Shell(objdump + " -d -j .plt -j .plt.got -j .plt.sec " + path + " 2>/dev/null");
+      ShellOutput(objdump + " -d -j .plt -j .plt.got -j .plt.sec " + path + " 2>/dev/null");
   std::map<uint64_t, std::string> labels;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -142,7 +132,7 @@ TEST(ObjectStubsTest, PieWithImmediateBindingHasFreeInPltGot) {
   EXPECT_TRUE(stubs.pie_executable);
   EXPECT_FALSE(stubs.fixed_addresses);
   // The case of issue 23 item 7: free's slot is in .plt.got.
-  std::string sections = Shell("objdump -d -j .plt.got " + exe);
+  std::string sections = ShellOutput("objdump -d -j .plt.got " + exe);
   EXPECT_THAT(sections, testing::HasSubstr("<free@plt>:"));
   EXPECT_THAT(OurSlots(stubs), testing::Contains(testing::Pair(testing::_, "free@plt")));
   EXPECT_FALSE(stubs.IsCode(0));  // the first PT_LOAD of a PIE: headers, not executable
@@ -164,7 +154,7 @@ TEST(ObjectStubsTest, IbtPltSec) {
   ScratchDir dir;
   std::string exe = Compile(dir, "gcc", "-fpie -pie -fcf-protection -Wl,-z,ibtplt", "ibt");
   ASSERT_FALSE(exe.empty());
-  EXPECT_THAT(Shell("objdump -h " + exe), testing::HasSubstr(".plt.sec"));
+  EXPECT_THAT(ShellOutput("objdump -h " + exe), testing::HasSubstr(".plt.sec"));
   ExpectObjdumpsNames("objdump", exe);
 }
 

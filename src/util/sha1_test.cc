@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "util/test_shell.h"
+
 namespace cg_inject {
 namespace {
 
@@ -23,17 +25,6 @@ std::string Hex(const Sha1::Digest& digest) {
     hex += kDigits[byte & 15];
   }
   return hex;
-}
-
-std::string Shell(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return "popen failed";
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  pclose(pipe);
-  return out;
 }
 
 std::string RandomBytes(std::mt19937_64& random, size_t size) {
@@ -122,7 +113,7 @@ TEST_P(Sha1Test, RandomMessagesInRandomPiecesMatchSha1sum) {
   }
   std::string expected;
   for (const std::string& line : ours) expected += line;
-  EXPECT_EQ(Shell(command), expected);
+  EXPECT_EQ(ShellOutput(command), expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Implementations, Sha1Test, ::testing::Values("portable", "sha_ni"),
