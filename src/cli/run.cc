@@ -308,6 +308,22 @@ void CheckTerminals(const CliOptions& options, const RunEnvironment& env,
   }
 }
 
+/// Gives the free pages inside glibc's heap back to the system (free() returns only its top).
+/// Not under AddressSanitizer, whose allocator stands in for glibc's: clang's runtime passes the
+/// call through to a glibc arena that never served an allocation, and it faults there.
+void ReleaseFreedMemory() {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CG_INJECT_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(CG_INJECT_ASAN)
+  return;
+#else
+  malloc_trim(0);
+#endif
+}
+
 /// Writes "cg-inject: MESSAGE\n" with control bytes escaped: messages quote input, and a NUL
 /// must not cut one short nor an ESC reach the terminal.
 void PrintMessage(std::FILE* err, std::string_view message) {
@@ -497,7 +513,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
     // pages in (erlc + jitdump peaked there, its 7 MB of code on top of the whole injector).
     background_injector.reset();
     injector.reset();
-    malloc_trim(0);  // what they freed in the middle of the heap, too
+    ReleaseFreedMemory();  // what they freed in the middle of the heap, too
     if (images.versions_untouched > 0) {
       SayTo(said, options, 2,
             p.input + ": " + std::to_string(images.versions_untouched) +
