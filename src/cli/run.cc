@@ -312,16 +312,14 @@ void CheckTerminals(const CliOptions& options, const RunEnvironment& env,
 /// Not under AddressSanitizer, whose allocator stands in for glibc's: clang's runtime passes the
 /// call through to a glibc arena that never served an allocation, and it faults there.
 void ReleaseFreedMemory() {
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CG_INJECT_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(CG_INJECT_ASAN)
-  return;
+#if defined(__SANITIZE_ADDRESS__)  // GCC's -fsanitize=address
+  constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+  constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);  // clang's
 #else
-  malloc_trim(0);
+  constexpr bool kAddressSanitizer = false;
 #endif
+  if (!kAddressSanitizer) malloc_trim(0);
 }
 
 /// Writes "cg-inject: MESSAGE\n" with control bytes escaped: messages quote input, and a NUL
