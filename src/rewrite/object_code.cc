@@ -226,18 +226,20 @@ bool ObjectCode::SearchCovered(uint64_t addr) const {
     SortAndMerge(&covered_);
     covered_.shrink_to_fit();
   }
-  auto after = std::upper_bound(covered_.begin(), covered_.end(), addr,
+  return FindRange(covered_, addr, &last_range_, &last_range_covered_);
+}
+
+bool ObjectCode::FindRange(const std::vector<Range>& ranges, uint64_t addr, Range* last, bool* in) {
+  auto after = std::upper_bound(ranges.begin(), ranges.end(), addr,
                                 [](uint64_t a, const Range& r) { return a < r.begin; });
-  if (after != covered_.begin() && addr < (after - 1)->end) {
-    last_range_ = *(after - 1);
-    last_range_covered_ = true;
-    return true;
+  if (after != ranges.begin() && addr < (after - 1)->end) {
+    *last = *(after - 1);
+    return *in = true;
   }
-  // The gap between the ranges around `addr` holds no version.
-  last_range_ = {after == covered_.begin() ? 0 : (after - 1)->end,
-                 after == covered_.end() ? UINT64_MAX : after->begin};
-  last_range_covered_ = false;
-  return false;
+  // The gap between the ranges around `addr` holds none of them.
+  *last = {after == ranges.begin() ? 0 : (after - 1)->end,
+           after == ranges.end() ? UINT64_MAX : after->begin};
+  return *in = false;
 }
 
 const CodeVersion* ObjectCode::VersionAt(uint64_t addr) const {
@@ -264,6 +266,7 @@ void ObjectCode::NoteCost(const FunctionKey& function, uint64_t addr) {
   if (v == nullptr || !object_code_.try_emplace(v, function).second) return;
   object_code_ranges_.push_back({v->start(), EndOf(*v)});
   SortAndMerge(&object_code_ranges_);
+  last_object_code_range_ = {};  // the ranges changed
 }
 
 bool ObjectCode::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {

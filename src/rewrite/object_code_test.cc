@@ -342,5 +342,31 @@ TEST(ObjectCodeCoverTest, OwnersAreTheLatestVersionAtTheAddress) {
   }
 }
 
+// A version that gets its owner after IsObjectCode answered for it (from the gap it lay in, kept
+// for the next question) has that owner from then on.
+TEST(ObjectCodeCoverTest, AnOwnerNotedAfterAQuestionIsTheNextAnswer) {
+  SymbolIndex index;
+  uint32_t source = index.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
+  AddVersion(&index, source, 0x1000100, 0x80, "Builtin:A");
+  AddVersion(&index, source, 0x1000400, 0x80, "Builtin:B");
+  index.Finish();
+  NameTable names;
+  FakeExtents extents = FakeExtents::Node(0x1000000, 0x2000000);
+  ObjectCode code(index, &extents, &names);
+  code.NoteObject(names.Intern("/usr/bin/node").id);
+  auto key = [&](std::string_view function) {
+    return FunctionKey{names.Intern("/usr/bin/node").id, names.Intern("b.cc").id,
+                       names.Intern(function).id};
+  };
+  code.NoteCost(key("fa"), 0x1000104);
+  const FunctionKey* owner = nullptr;
+  EXPECT_TRUE(code.IsObjectCode(0x1000410, &owner));  // node's code, in no owned version yet
+  EXPECT_EQ(owner, nullptr);
+  code.NoteCost(key("fb"), 0x1000404);
+  ASSERT_TRUE(code.IsObjectCode(0x1000410, &owner));
+  ASSERT_NE(owner, nullptr);
+  EXPECT_EQ(*owner, key("fb"));
+}
+
 }  // namespace
 }  // namespace cg_inject
