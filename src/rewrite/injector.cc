@@ -296,8 +296,7 @@ Position Injector::Impl::ReadPosition(const Position& pos) const {
   return out;
 }
 
-Position Injector::Impl::WrittenPosition(const Position& pos, const OutFunction& f) const {
-  if (f.rebase == 0 || !columns_.has_instr()) return pos;
+Position Injector::Impl::RebasedIfOwned(const Position& pos, const OutFunction& f) const {
   const uint64_t addr = columns_.Instr(pos);
   if (addr < f.rebase || !objects_.OwnsElfAddress(f.key.object, addr - f.rebase)) return pos;
   return Rebased(pos, f.rebase);

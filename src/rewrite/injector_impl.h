@@ -190,7 +190,12 @@ class Injector::Impl {
   /// A position `f` writes: a shifted object's function (OutFunction::rebase) writes its
   /// object's addresses back at their ELF addresses; other addresses (JIT code its block ran)
   /// stay.
-  Position WrittenPosition(const Position& pos, const OutFunction& f) const;
+  /// Inline: it runs for every line written, and most functions are no shifted object's.
+  Position WrittenPosition(const Position& pos, const OutFunction& f) const {
+    if (f.rebase == 0 || !columns_.has_instr()) return pos;
+    return RebasedIfOwned(pos, f);
+  }
+  Position RebasedIfOwned(const Position& pos, const OutFunction& f) const;
   /// A call record whose target `target` is such a stub: its object's name and ELF address,
   /// formatted (the input's text names it otherwise). False, unchanged, for any other target.
   bool RetargetToStub(const FunctionKey& target, CallRecord* out) {
