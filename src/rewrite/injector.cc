@@ -71,6 +71,7 @@ void Injector::Impl::OnPartBegin(int part_index) {
   last_ran_key_ = UINT64_MAX;
   ran_by_other_calls_.clear();
   cur_shift_object_ = 0;
+  cur_shift_extent_ = ShiftExtent::kNotAsked;
   body_started_ = false;
   trailing_headers_.clear();
   columns_.Reset();
@@ -217,6 +218,7 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   const uint32_t in_object = key.object;
   cur_shift_object_ = 0;
   cur_shift_own_ = false;
+  cur_shift_extent_ = ShiftExtent::kNotAsked;
   if (uint64_t bias = ShiftedKey(&key); bias != 0) {
     cur_shift_object_ = in_object;
     cur_shift_bias_ = bias;
@@ -285,11 +287,14 @@ void Injector::Impl::OnFunction(const FunctionContext& function) {
   NoteRealFunction(key);
 }
 
-Position Injector::Impl::ReadPosition(const Position& pos) const {
-  if (cur_shift_object_ == 0 || !columns_.has_instr()) return pos;
+Position Injector::Impl::ShiftedReadPosition(const Position& pos) const {
   const uint64_t addr = columns_.Instr(pos);
-  if (addr > UINT64_MAX - cur_shift_bias_ || !objects_.OwnsElfAddress(cur_shift_object_, addr))
-    return pos;
+  if (addr > UINT64_MAX - cur_shift_bias_) return pos;
+  if (cur_shift_extent_ == ShiftExtent::kNotAsked)
+    cur_shift_extent_ = objects_.ElfRange(cur_shift_object_, &cur_shift_begin_, &cur_shift_end_)
+                            ? ShiftExtent::kRange
+                            : ShiftExtent::kPerAddress;
+  if (!objects_.OwnsElfAddress(cur_shift_object_, addr)) return pos;
   if (!cur_shift_own_ && !objects_.IsJitAddress(unknown_name_, addr + cur_shift_bias_)) return pos;
   Position out = pos;
   columns_.SetInstr(&out, addr + cur_shift_bias_);

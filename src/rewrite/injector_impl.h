@@ -186,7 +186,15 @@ class Injector::Impl {
   /// in the shifted object's ELF extent is that object's code, read at its runtime address (in a
   /// `???` block only where a source covers it: a JIT address there is its own). Anything else
   /// is unchanged.
-  Position ReadPosition(const Position& pos) const;
+  /// Inline: it runs for every line of a `???` block, and most lie outside the shifted object.
+  Position ReadPosition(const Position& pos) const {
+    if (cur_shift_object_ == 0 || !columns_.has_instr()) return pos;
+    if (cur_shift_extent_ == ShiftExtent::kRange &&
+        columns_.Instr(pos) - cur_shift_begin_ >= cur_shift_end_ - cur_shift_begin_)
+      return pos;
+    return ShiftedReadPosition(pos);
+  }
+  Position ShiftedReadPosition(const Position& pos) const;
   /// A position `f` writes: a shifted object's function (OutFunction::rebase) writes its
   /// object's addresses back at their ELF addresses; other addresses (JIT code its block ran)
   /// stay.
@@ -402,6 +410,11 @@ class Injector::Impl {
   uint32_t cur_shift_object_ = 0;
   uint64_t cur_shift_bias_ = 0;
   bool cur_shift_own_ = false;
+  // The shifted object's extent as ReadPosition's first line asked it (no earlier: asking may
+  // open its file and warn), when it is one range: [cur_shift_begin_, cur_shift_end_).
+  enum class ShiftExtent : uint8_t { kNotAsked, kRange, kPerAddress };
+  mutable ShiftExtent cur_shift_extent_ = ShiftExtent::kNotAsked;
+  mutable uint64_t cur_shift_begin_ = 0, cur_shift_end_ = 0;
   // ShiftedKey's answers by (object << 32 | function) name ids: the function name id it is read
   // as (0: not shifted) and the bias. One entry per nameless function of the program.
   struct ShiftedName {

@@ -117,6 +117,16 @@ class ObjectCode {
   bool OwnsElfAddress(uint32_t object, uint64_t elf_addr) const {
     return Owns(object, ExtentOf(object), elf_addr);
   }
+  /// OwnsElfAddress as one range, [*begin, *end), when the extents give one (an unknown object's
+  /// is empty); false when they answer per address.
+  bool ElfRange(uint32_t object, uint64_t* begin, uint64_t* end) const {
+    const Extent& extent = ExtentOf(object);
+    if (extent.kind == Extent::kAsk) return false;
+    const bool range = extent.kind == Extent::kRange;
+    *begin = range ? extent.begin : 0;
+    *end = range ? extent.end : 0;
+    return true;
+  }
 
  private:
   using Extent = ObjectExtents::Extent;
