@@ -17,6 +17,7 @@ BlockOutput& Injector::Impl::Output(int function) {
     if (slots_.size() < slots_used_) {
       slots_.emplace_back();
       last_edge_ = nullptr;  // the slots may have moved
+      edge_index_.clear();
     }
     BlockOutput& slot = slots_[size_t(f.slot)];
     slot.function = function;  // its tables were emptied when the last block was written
@@ -29,7 +30,12 @@ SynthEdge& Injector::Impl::Edge(int caller, int target) {
   // A block's moved lines mostly go to one function in a row: one map lookup per run of them.
   if (last_edge_ != nullptr && caller == last_edge_caller_ && target == last_edge_target_)
     return *last_edge_;
-  SynthEdge& e = Output(caller).edges[target];
+  // Then the block's index: a builtin that tail-jumps into JIT code (tsc's) has its lines go to
+  // hundreds of functions in turn, and a walk of the map's tree per line missed the cache.
+  auto [indexed, added] =
+      edge_index_.try_emplace(uint64_t(uint32_t(caller)) << 32 | uint32_t(target));
+  if (added) *indexed = &Output(caller).edges[target];
+  SynthEdge& e = **indexed;
   last_edge_ = &e;  // a map's elements stay put while others come and go
   last_edge_caller_ = caller;
   last_edge_target_ = target;
@@ -595,6 +601,7 @@ void Injector::Impl::EmitOutputs() {
   }
   slots_used_ = 0;
   last_edge_ = nullptr;
+  edge_index_.clear();
 }
 
 void Injector::Impl::EmitCosts(const OutFunction& f, BlockOutput& slot, bool has_own) {

@@ -377,6 +377,8 @@ class Injector::Impl {
   // Edge's last answer (null: none): valid until its caller's slot is emptied.
   SynthEdge* last_edge_ = nullptr;
   int last_edge_caller_ = -1, last_edge_target_ = -1;
+  // Every edge of the block being rewritten, by (caller << 32 | target): emptied with the slots.
+  FlatHashMap<uint64_t, SynthEdge*> edge_index_;
   FunctionContext cur_out_;    // mapped names of the current ordinary block
   std::string cur_raw_;        // its input text (FunctionContext::raw), kept until it is emitted
   uint32_t cost_file_in_ = 0;  // OnCost's last fi=/fe= file (upstream id) and its mapping
