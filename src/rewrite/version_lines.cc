@@ -42,12 +42,21 @@ void VersionLines::LineOf(const CodeVersion& version, uint64_t addr, uint32_t* l
     const CodeVersion* owner = PrologueOwner(index_, version);
     line_ = (owner ? *owner : version).source_line();
     file_ = FileOf(owner ? *owner : version);
+    row_ = {};
   }
   if (!lines_.empty() && version.Contains(addr)) {
+    if (addr - row_.begin < row_.end - row_.begin) {
+      *line = row_.line;
+      *file = row_.file;
+      return;
+    }
     const LineEntry* e = CodeVersion::RowAt(lines_, addr);
     if (e && e->file_index < files_.size()) {
       *line = e->line_no;
       *file = FileId(files_[e->file_index]);
+      // The row holds up to the next row's address: RowAt answers e anywhere in between.
+      const bool last = e == &lines_.back();
+      row_ = Row{e->addr, last ? UINT64_MAX : (e + 1)->addr, *line, *file};
       return;
     }
   }

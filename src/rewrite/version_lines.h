@@ -57,6 +57,14 @@ class VersionLines {
   std::span<const LineEntry> lines_;
   std::span<const std::string_view> files_;
   uint32_t line_ = 0, file_ = 0;
+  // The line table's row answered last, [begin, end) of its addresses: a block's lines come
+  // mostly in address order, several to a source line (erlc + jitdump: 871,000 searches, 90%
+  // of them for the row before).
+  struct Row {
+    uint64_t begin = 0, end = 0;
+    uint32_t line = 0, file = 0;
+  };
+  Row row_;
 };
 
 }  // namespace cg_inject

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -103,6 +105,29 @@ TEST_F(VersionLinesTest, ABeamPrologueTakesItsFunctionsFileAndLine) {
   EXPECT_EQ(LineAt(&lines, 0x5030), std::pair(3u, std::string("m.erl")));
   EXPECT_EQ(LineAt(&lines, 0x6028), std::pair(0u, std::string("???")));
   EXPECT_EQ(LineAt(&lines, 0x7028), std::pair(0u, std::string("???")));
+}
+
+// A row answers anywhere up to the next row's address, whatever the order of the questions, and
+// only for its own version: the last row reaches to the end of the address space, not into
+// another version's code.
+TEST_F(VersionLinesTest, RowsAnswerInAnyOrderAndOnlyForTheirVersion) {
+  VersionLines lines(index_, &names_);
+  auto expected = [](uint64_t addr) {
+    if (addr < 0x1010) return std::pair(10u, std::string("main.js"));
+    if (addr < 0x1020) return std::pair(11u, std::string("main.js"));
+    return std::pair(30u, std::string("lib/util.js"));
+  };
+  std::vector<uint64_t> addrs;
+  for (uint64_t addr = 0x1000; addr < 0x1040; ++addr) addrs.push_back(addr);
+  std::vector<uint64_t> questions = addrs;
+  questions.insert(questions.end(), addrs.rbegin(), addrs.rend());
+  std::mt19937 random(7);
+  std::shuffle(addrs.begin(), addrs.end(), random);
+  questions.insert(questions.end(), addrs.begin(), addrs.end());
+  for (uint64_t addr : questions)
+    EXPECT_EQ(LineAt(&lines, addr), expected(addr)) << std::hex << addr;
+  EXPECT_EQ(LineAt(&lines, 0x103f), std::pair(30u, std::string("lib/util.js")));  // the last row
+  EXPECT_EQ(LineAt(&lines, 0x3010), std::pair(7u, std::string("lib/util.js")));   // h's own
 }
 
 }  // namespace
