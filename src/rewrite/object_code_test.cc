@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -303,29 +304,37 @@ TEST(ObjectCodeCoverTest, TheLastRangeOrGapAnswersAsTheIndex) {
   EXPECT_GT(covered, 0);
 }
 
+// Node's code at [0x1000000, 0x2000000), seen, whose builtins the index lists: (start, size).
+struct NodeBuiltins {
+  explicit NodeBuiltins(std::vector<std::pair<uint64_t, uint64_t>> builtins) {
+    uint32_t source = index.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
+    for (auto [start, size] : builtins)
+      AddVersion(&index, source, start, size, "Builtin:" + std::to_string(start));
+    index.Finish();
+    code.emplace(index, &extents, &names);
+    code->NoteObject(names.Intern("/usr/bin/node").id);
+  }
+  FunctionKey Key(std::string_view function) {
+    return FunctionKey{names.Intern("/usr/bin/node").id, names.Intern("b.cc").id,
+                       names.Intern(function).id};
+  }
+  SymbolIndex index;
+  NameTable names;
+  FakeExtents extents = FakeExtents::Node(0x1000000, 0x2000000);
+  std::optional<ObjectCode> code;
+};
+
 // The owner of object code is the latest version's at the address: a version no other overlaps
 // answers for its whole range, and only there.
 TEST(ObjectCodeCoverTest, OwnersAreTheLatestVersionAtTheAddress) {
-  SymbolIndex index;
-  uint32_t source = index.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
-  AddVersion(&index, source, 0x1000100, 0x80, "Builtin:A");  // lone
-  AddVersion(&index, source, 0x1000180, 0x10, "Builtin:D");  // touches A, overlaps none
-  AddVersion(&index, source, 0x1000200, 0x80, "Builtin:B");
-  AddVersion(&index, source, 0x1000240, 0x80, "Builtin:C");  // over B's end, loaded later
-  index.Finish();
-  NameTable names;
-  FakeExtents extents = FakeExtents::Node(0x1000000, 0x2000000);
-  ObjectCode code(index, &extents, &names);
-  code.NoteObject(names.Intern("/usr/bin/node").id);
-  auto key = [&](std::string_view function) {
-    return FunctionKey{names.Intern("/usr/bin/node").id, names.Intern("b.cc").id,
-                       names.Intern(function).id};
-  };
-  code.NoteCost(key("fa"), 0x1000104);
-  code.NoteCost(key("fd"), 0x1000180);  // just past A
-  code.NoteCost(key("fc"), 0x1000250);
-  code.NoteCost(key("fb"), 0x100023f);  // just before C
-  code.NoteCost(key("fx"), 0x1000260);  // C has an owner already
+  // A (lone); D touches A, overlaps none; B; C over B's end, loaded later.
+  NodeBuiltins node({{0x1000100, 0x80}, {0x1000180, 0x10}, {0x1000200, 0x80}, {0x1000240, 0x80}});
+  ObjectCode& code = *node.code;
+  code.NoteCost(node.Key("fa"), 0x1000104);
+  code.NoteCost(node.Key("fd"), 0x1000180);  // just past A
+  code.NoteCost(node.Key("fc"), 0x1000250);
+  code.NoteCost(node.Key("fb"), 0x100023f);  // just before C
+  code.NoteCost(node.Key("fx"), 0x1000260);  // C has an owner already
   const std::vector<std::pair<uint64_t, const char*>> expected = {
       {0x1000100, "fa"}, {0x100017f, "fa"}, {0x1000180, "fd"}, {0x100018f, "fd"},
       {0x1000190, ""},   {0x1000200, "fb"}, {0x100023f, "fb"}, {0x1000240, "fc"},
@@ -337,7 +346,7 @@ TEST(ObjectCodeCoverTest, OwnersAreTheLatestVersionAtTheAddress) {
       EXPECT_EQ(owner, nullptr) << std::hex << addr;
     } else {
       ASSERT_NE(owner, nullptr) << std::hex << addr;
-      EXPECT_EQ(*owner, key(function)) << std::hex << addr;
+      EXPECT_EQ(*owner, node.Key(function)) << std::hex << addr;
     }
   }
 }
@@ -345,27 +354,16 @@ TEST(ObjectCodeCoverTest, OwnersAreTheLatestVersionAtTheAddress) {
 // A version that gets its owner after IsObjectCode answered for it (from the gap it lay in, kept
 // for the next question) has that owner from then on.
 TEST(ObjectCodeCoverTest, AnOwnerNotedAfterAQuestionIsTheNextAnswer) {
-  SymbolIndex index;
-  uint32_t source = index.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
-  AddVersion(&index, source, 0x1000100, 0x80, "Builtin:A");
-  AddVersion(&index, source, 0x1000400, 0x80, "Builtin:B");
-  index.Finish();
-  NameTable names;
-  FakeExtents extents = FakeExtents::Node(0x1000000, 0x2000000);
-  ObjectCode code(index, &extents, &names);
-  code.NoteObject(names.Intern("/usr/bin/node").id);
-  auto key = [&](std::string_view function) {
-    return FunctionKey{names.Intern("/usr/bin/node").id, names.Intern("b.cc").id,
-                       names.Intern(function).id};
-  };
-  code.NoteCost(key("fa"), 0x1000104);
+  NodeBuiltins node({{0x1000100, 0x80}, {0x1000400, 0x80}});
+  ObjectCode& code = *node.code;
+  code.NoteCost(node.Key("fa"), 0x1000104);
   const FunctionKey* owner = nullptr;
   EXPECT_TRUE(code.IsObjectCode(0x1000410, &owner));  // node's code, in no owned version yet
   EXPECT_EQ(owner, nullptr);
-  code.NoteCost(key("fb"), 0x1000404);
+  code.NoteCost(node.Key("fb"), 0x1000404);
   ASSERT_TRUE(code.IsObjectCode(0x1000410, &owner));
   ASSERT_NE(owner, nullptr);
-  EXPECT_EQ(*owner, key("fb"));
+  EXPECT_EQ(*owner, node.Key("fb"));
 }
 
 }  // namespace
