@@ -78,9 +78,10 @@ case $FAKE_MODE in
     sed -e "s|^cmd: .*|cmd: ${FAKE_PROGRAM//$'\n'/\\n}|" \
       -e "s|/tmp/cg-inject-e2e-x86_64/twin\$|${FAKE_PROGRAM//$'\n'/\\n}|" "$out.tmp" >"$out"
     rm -f "$out.tmp" ;;
-  # A map too big for the file size limit the test sets, linked (not written) into /tmp.
+  # A map too big for the file size limit the test sets, linked (not written) into /tmp; over
+  # a dead process's map of the same pid, as a runtime truncates one (CI runs leave BEAM maps).
   bigmap) zstd -qdc "$FAKE_DATA/twin.callgrind.out.zst" >"$out"
-    ln "$FAKE_BIGMAP" "/tmp/perf-$$.map"
+    ln -f "$FAKE_BIGMAP" "/tmp/perf-$$.map"
     touch "/tmp/perf-$$.map" ;;
   sleeping) echo $$ >"$FAKE_DIR/fake.pid"
     exec sleep 60 ;;
