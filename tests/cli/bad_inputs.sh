@@ -4,7 +4,8 @@
 # (the "no symbol source" note left out). An error leaves no output and no temporary; a warned
 # recovery writes an output that reads back with no totals: warning (its sums are true) and the
 # input's summary: warning, if any (a wrong summary: is kept).
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 bad=$SOURCE_ROOT/tests/data/bad
 
 # Jitdumps are binary: made from the test JIT's committed dump instead of committed as hex.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Malformed inputs: each gets "cg-inject: FILE:LINE: ..." on stderr, exit 1, and no output, and an
 # existing output file is left as it was.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 
 check_bad() {
   local name=$1 line=$2 content=$3

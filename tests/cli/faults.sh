@@ -2,7 +2,8 @@
 # Faults around the output: whatever goes wrong, the target is either the complete new file or
 # untouched, no temporary stays behind (except after SIGKILL, which nothing can catch: then it is
 # recognizable and reported), and the message says what happened in plain words.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 
 profile=$scratch/in.cg
 {

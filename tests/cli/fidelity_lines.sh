@@ -6,7 +6,8 @@
 # - A source found by discovery and given again (a copy) is loaded and reported once.
 # - Call edges worth more than their part are reported (warning and --stats).
 # - PHP's {main} in a real file: callgrind_annotate --auto=yes annotates without Perl warnings.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 data=$SOURCE_ROOT/tests/data/fidelity
 
 # 1. Erlang: file and line in the profile and in the image.

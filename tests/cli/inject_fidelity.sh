@@ -11,7 +11,8 @@
 # Node: /usr/bin/node's functions are left out. V8's embedded builtins are its code, and the
 # interpreter trampoline's blocks hold JIT code Callgrind charged to it (tail jumps); injection
 # moves that cost, and the calls made from it, to the JIT functions and the builtins that ran it.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 here=$(cd "$(dirname "$0")" && pwd)
 model=$here/kcachegrind_reading.py
 

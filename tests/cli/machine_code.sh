@@ -5,7 +5,8 @@
 # (resolved as KCachegrind resolves it, from a working directory other than the profile's),
 # compares the bytes with the jitdump's, asks addr2line for the jitdump's lines and readelf for
 # warnings. Then the naming modes: relative names moved with the profile, --elf-dir, stdout.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 data=$SOURCE_ROOT/tests/data
 check=$SOURCE_ROOT/tests/cli/check_machine_code.py
 elsewhere=$scratch/elsewhere

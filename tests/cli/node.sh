@@ -3,7 +3,8 @@
 # the bundled Valgrind with --dump-instr=yes). After injection, the JIT code the sources describe
 # has names and source files, callgrind_annotate sees the same totals, and the workload's
 # functions appear under workload.js.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 data=$SOURCE_ROOT/tests/data/node
 
 totals() {

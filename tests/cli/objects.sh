@@ -4,7 +4,8 @@
 # it costs time and memory linear in its size, and an object that is not the file the profile
 # ran (rebuilt since) keeps its stubs' addresses, with a warning that names it (issue 36 items
 # 1-3). The hostile objects are made by hostile_elf.py, not committed.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 gen=$SOURCE_ROOT/tests/cli/hostile_elf.py
 
 # An `ob=` that is a FIFO nobody writes to, with JIT code of a perf map at an address of a block of

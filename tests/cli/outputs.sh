@@ -3,7 +3,8 @@
 # reads (an input, stdin's file, a perf map or jitdump, named or discovered), two outputs never
 # share a name, devices, FIFOs and symlinks are written through, and a run that fails leaves
 # nothing it wrote: its outputs appear together at the end or not at all.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 capture=$SOURCE_ROOT/tests/data/x86_64/plain
 zstd -q -d -c "$capture/callgrind.out.zst" >"$scratch/small.cg"
 cp "$capture/perf-23987.map" "$scratch/small.map"

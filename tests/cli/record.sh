@@ -13,7 +13,8 @@
 # interpreter, SIGKILL to record, a launcher that leaves its program running in the background.
 # record looks PROGRAM up before it starts Valgrind: the programs named here are copies of
 # /bin/true (ELF files, so not launcher scripts) in $scratch/bin, first in PATH.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 data=$SOURCE_ROOT/tests/data/x86_64/instr
 fake=$scratch/fake-valgrind
 cat >"$fake" <<'FAKE'

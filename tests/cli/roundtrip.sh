@@ -5,7 +5,8 @@
 # own reader. Where an input itself reads differently in KCachegrind and in callgrind_annotate,
 # the output may settle on either reading, but then both consumers must agree on the output.
 # Cachegrind files and malformed inputs fail with FILE:LINE and leave no output.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 need_corpus
 here=$(cd "$(dirname "$0")" && pwd)
 

@@ -5,7 +5,8 @@
 # unchanged, the cost in unnamed JIT code that the map or dump covers is gone (no unnamed block
 # inside a map entry above 0.1% of the total), and the program's functions are named, with the
 # script where PHP's names carry it. Checked with callgrind_annotate, as a user would read it.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 data=$SOURCE_ROOT/tests/data
 
 totals() { callgrind_annotate "$1" 2>/dev/null | grep 'PROGRAM TOTALS'; }

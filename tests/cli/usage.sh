@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The command line itself: help, version, bad flags, missing inputs.
-source "$(dirname "$0")/lib.sh"
+# Without lib.sh (a copy run elsewhere) $scratch would be empty and "$scratch/bin" /bin.
+source "$(dirname "$0")/lib.sh" || exit 2
 
 expect_exit 0 "$CG_INJECT" --help && {
   grep -q '^Usage: cg-inject' "$scratch/out" || fail "--help does not print usage on stdout"
