@@ -135,11 +135,13 @@ void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
     // .plt.got slots), so it is looked for now: run from a directory or found in PATH, and
     // under the name Callgrind gives its object, which is the file's, links resolved (the
     // kernel maps the file: `cmd: /usr/bin/mono` runs `ob=/usr/bin/mono-sgen`, and one file is
-    // one object, issue 33 item 5). A program that is not on this machine keeps its name.
+    // one object, issue 33 item 5). A program that is not on this machine keeps its name; one
+    // found in PATH may be another build than the one that ran, and gives way to the object the
+    // profile names by its file name (NoteProgram).
     if (!program.empty()) {
       const std::string& object = objects_.ProgramObject(program);
       if (!object.empty()) {
-        objects_.NoteObject(names_.Intern(object).id);
+        objects_.NoteProgram(names_.Intern(object).id, !program.starts_with('/'));
       } else if (program.starts_with('/')) {
         objects_.NoteObject(names_.Intern(program).id);
       }

@@ -72,7 +72,7 @@ class InjectorShiftedTest : public ::testing::Test {
     deno.load_bias = kPieBase;
     extents_.objects["/usr/bin/deno"] = deno;
   }
-  void Run(bool with_source = true) {
+  void Run(bool with_source = true, const std::string& profile = kProfile) {
     if (with_source) {
       uint32_t source = index_.AddSource({"/tmp/perf-1.map", "perf-map", "perf-1.map", 0});
       testing::AddVersion(&index_, source, 0x40000000, 0x100, "f");
@@ -81,7 +81,7 @@ class InjectorShiftedTest : public ::testing::Test {
     }
     index_.Finish();
     Injector injector(index_, &extents_, InjectOptions{}, &out_);
-    testing::FeedProfile(kProfile, &injector);
+    testing::FeedProfile(profile, &injector);
     stats_ = injector.stats();
     EXPECT_TRUE(out_.IdsConsistent());
     EXPECT_THAT(stats_.invariant_violations, ::testing::IsEmpty());
@@ -151,6 +151,21 @@ TEST_F(InjectorShiftedTest, AnObjectWithoutAKnownBaseIsUntouched) {
   EXPECT_THAT(F("/usr/bin/deno|???|0x0000000000003000").self, ElementsAre(100));
   const auto& f = F("perf-1.map|???|f");
   EXPECT_EQ(f.calls.count("/usr/bin/deno|???|0x0000000000003000"), 1u) << out_.text();
+}
+
+TEST_F(InjectorShiftedTest, TheObjectTheProfileNamesWinsOverTheProgramFoundInPath) {
+  // `cmd: deno` is looked up in this machine's PATH, which can hold another deno than the one the
+  // profile ran (/usr/local/bin/deno here, a build with the same layout): the profile's ob= says
+  // which file ran, and only it gets the code.
+  extents_.programs["deno"] = "/usr/local/bin/deno";
+  extents_.objects["/usr/local/bin/deno"] = extents_.objects["/usr/bin/deno"];
+  std::string profile = kProfile;
+  profile.replace(profile.find("cmd: /usr/bin/deno"), 18, "cmd: deno");
+  Run(/*with_source=*/true, profile);
+  EXPECT_THAT(F("/usr/bin/deno|???|Builtin:A").self, ElementsAre(50));
+  EXPECT_THAT(F("/usr/bin/deno|???|BytecodeHandler:B").self, ElementsAre(53));
+  EXPECT_THAT(F("perf-1.map|???|f").self, ElementsAre(13));
+  EXPECT_EQ(out_.text().find("/usr/local/bin/deno"), std::string::npos) << out_.text();
 }
 
 }  // namespace

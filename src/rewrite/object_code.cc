@@ -33,6 +33,8 @@ void SortAndMerge(std::vector<Range>* ranges) {
   ranges->resize(merged);
 }
 
+std::string_view FileName(std::string_view path) { return path.substr(path.find_last_of('/') + 1); }
+
 }  // namespace
 
 ObjectCode::ObjectCode(const SymbolIndex& index, const ObjectExtents* extents, NameTable* names)
@@ -43,10 +45,21 @@ ObjectCode::ObjectCode(const SymbolIndex& index, const ObjectExtents* extents, N
   }
 }
 
+void ObjectCode::NoteProgram(uint32_t object, bool found_in_path) {
+  const bool new_object = object >= object_noted_.size() || !object_noted_[object];
+  NoteObject(object);
+  if (found_in_path && new_object) program_guess_ = object;
+}
+
 void ObjectCode::NoteObject(uint32_t object) {
   if (object < object_noted_.size() && object_noted_[object]) return;
   if (object >= object_noted_.size()) object_noted_.resize(size_t{object} * 2 + 16, 0);
   object_noted_[object] = 1;
+  if (program_guess_ != 0 &&
+      FileName(names_->Text(object)) == FileName(names_->Text(program_guess_))) {
+    Forget(program_guess_);
+    program_guess_ = 0;
+  }
   if (!extents_ || IsUnknownObject(names_->Text(object))) return;
   // Asked without sources too: the report keeps stubs out of the unnamed JIT cost either way.
   if (std::optional<uint64_t> bias = extents_->KnownLoadBias(names_->Text(object)))
@@ -61,6 +74,15 @@ void ObjectCode::NoteObject(uint32_t object) {
              bias && *bias != 0) {
     shifted_.push_back({object, *bias});
   }
+}
+
+void ObjectCode::Forget(uint32_t object) {
+  std::erase_if(absolute_objects_, [&](const Absolute& a) { return a.object == object; });
+  std::erase_if(shifted_, [&](const Shifted& s) { return s.object == object; });
+  std::erase_if(located_, [&](const Located& l) { return l.object == object; });
+  std::erase(libraries_, object);
+  dropped_.push_back(object);  // never located again
+  stubs_.clear();
 }
 
 std::optional<uint64_t> ObjectCode::ShiftedObjectBias(uint32_t object) const {

@@ -38,6 +38,11 @@ class ObjectCode {
   /// An object name seen in the profile (`ob=`, `cob=`, the command's program): each is asked
   /// once whether its addresses are absolute.
   void NoteObject(uint32_t object);
+  /// The program's object (ProgramObject's answer), noted as NoteObject does. `found_in_path`:
+  /// the program was looked up in this machine's PATH, a guess at the file the profile ran: the
+  /// first object the profile names by the same file name (another deno than the one in PATH)
+  /// takes its place, and the guess is forgotten.
+  void NoteProgram(uint32_t object, bool found_in_path);
   /// A block of `function` of a real object: its file names the function's symbol later
   /// (SymbolOwner), for objects with absolute addresses.
   void NoteFunction(const FunctionKey& function);
@@ -250,6 +255,9 @@ class ObjectCode {
   };
   std::vector<Shifted> shifted_;
   std::unordered_map<std::string, std::string> programs_;  // ProgramObject's answers
+  uint32_t program_guess_ = 0;  // NoteProgram's object found in PATH, until the profile names one
+  // Forgets what NoteObject learnt of `object`: it owns no code from now on.
+  void Forget(uint32_t object);
 };
 
 }  // namespace cg_inject
