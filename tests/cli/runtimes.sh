@@ -179,6 +179,18 @@ assert outside < checked / 100, f"{outside} lines outside the builtins' entries"
 print(f"deno: {checked} cost lines of builtins at their ELF addresses, {outside} of native code "
       "that Callgrind charged to a builtin")
 PY
+  # `cmd: deno` names no path: PATH finds one, maybe not the file that ran. Another deno first
+  # in PATH (a second name of the same bytes) must not take the builtins from the profile's.
+  mkdir -p "$scratch/path"
+  ln "$deno_bin" "$scratch/path/deno" 2>/dev/null || cp "$deno_bin" "$scratch/path/deno"
+  PATH=$scratch/path:$PATH expect_exit 0 "$CG_INJECT" --no-discover -i "$scratch/deno-map.raw" \
+    --perf-map "$deno"/perf-*.map -o "$scratch/deno-path.out"
+  grep -q "$scratch/path/deno" "$scratch/deno-path.out" &&
+    fail "deno: the deno found in PATH took code of the one the profile ran"
+  callgrind_annotate --threshold=100 "$scratch/deno-path.out" 2>/dev/null >"$scratch/deno-path.self"
+  grep -qE '^ *[0-9,]+ .*:BytecodeHandler:[A-Za-z]+ \[/var/cache/.*/deno\]' "$scratch/deno-path.self" ||
+    fail "deno: with another deno in PATH, no bytecode handler named in the binary"
+  rm -f "$scratch/path/deno"
 else
   echo "note: $deno_bin is absent (scripts/js-runtimes.sh install): builtins not checked"
 fi
