@@ -100,6 +100,34 @@ TEST(FlatHashMapTest, IterationVisitsEachEntryOnce) {
   EXPECT_EQ(key_sum, 7919ull * (1000 * 1001 / 2 - 1));
 }
 
+// A table cleared for reuse keeps its capacity: a few entries in thousands of slots are each
+// visited once, in slot order, wherever they lie (empty runs are skipped eight tags at a time).
+TEST(FlatHashMapTest, IterationOfAFewEntriesInALargeTableFindsEachInSlotOrder) {
+  FlatHashMap<uint64_t, uint32_t> map;
+  map.reserve(3000);
+  const size_t capacity = map.capacity();
+  std::mt19937_64 random(42);
+  for (int round = 0; round < 500; ++round) {
+    map.clear();
+    std::map<uint64_t, uint32_t> want;
+    const int n = round % 25;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t key = random();
+      map[key] = uint32_t(i);
+      want[key] = uint32_t(i);
+    }
+    ASSERT_EQ(map.capacity(), capacity);
+    std::map<uint64_t, uint32_t> got;
+    uintptr_t previous = 0;
+    for (const auto& slot : map) {
+      EXPECT_TRUE(got.emplace(slot.key, slot.value).second) << "visited twice: " << slot.key;
+      EXPECT_LT(previous, reinterpret_cast<uintptr_t>(&slot)) << "not in slot order";
+      previous = reinterpret_cast<uintptr_t>(&slot);
+    }
+    EXPECT_EQ(got, want) << "round " << round;
+  }
+}
+
 TEST(FlatHashMapTest, ClearKeepsCapacityAndForgetsEntries) {
   FlatHashMap<uint32_t, int> map;
   map.reserve(1000);
