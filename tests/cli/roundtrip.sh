@@ -184,7 +184,6 @@ for f in "${files[@]}"; do
   while (($(jobs -rp | wc -l) >= workers)); do wait -n || true; done
 done
 wait
-checked=0 identical=0
 for ((i = 1; i <= n; i++)); do
   cat "$scratch/$i/stdout"
   cat "$scratch/$i/stderr" >&2

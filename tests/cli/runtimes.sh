@@ -130,7 +130,9 @@ done
 # after that builtin's ELF address (`0x0000000003847600` for Builtin:Call_ReceiverIsNullOrUndefined).
 deno_bin=/var/cache/cg-inject/js/node_modules/@deno/linux-x64-glibc/deno
 if [[ -f $deno_bin ]]; then
-  grep -qE '^ *[0-9,]+ .*:BytecodeHandler:[A-Za-z]+ \[/var/cache/.*/deno\]' "$scratch/deno-map.self" ||
+  # A bytecode handler's line in callgrind_annotate's self view, under the binary the profile ran.
+  handler_in_binary='^ *[0-9,]+ .*:BytecodeHandler:[A-Za-z]+ \[/var/cache/.*/deno\]'
+  grep -qE "$handler_in_binary" "$scratch/deno-map.self" ||
     fail "deno: no bytecode handler named in the binary"
   python3 - "$scratch/deno-map.out" "$deno"/perf-*.map "$scratch/deno-map.raw" <<'PY' || fail "deno: builtins not at their ELF addresses"
 import bisect, collections, re, sys
@@ -188,7 +190,7 @@ PY
   grep -q "$scratch/path/deno" "$scratch/deno-path.out" &&
     fail "deno: the deno found in PATH took code of the one the profile ran"
   callgrind_annotate --threshold=100 "$scratch/deno-path.out" 2>/dev/null >"$scratch/deno-path.self"
-  grep -qE '^ *[0-9,]+ .*:BytecodeHandler:[A-Za-z]+ \[/var/cache/.*/deno\]' "$scratch/deno-path.self" ||
+  grep -qE "$handler_in_binary" "$scratch/deno-path.self" ||
     fail "deno: with another deno in PATH, no bytecode handler named in the binary"
   rm -f "$scratch/path/deno"
 else
