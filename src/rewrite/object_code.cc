@@ -307,9 +307,11 @@ bool ObjectCode::IsObjectCode(uint64_t addr, const FunctionKey** owner) const {
 }
 
 bool ObjectCode::IsJitAddress(uint32_t object, uint64_t addr) const {
-  if (addr < index_min_ || addr >= index_max_) return false;
-  if (Owns(object, ExtentOf(object), addr)) return false;
-  return Covered(addr) && !IsObjectCode(addr);
+  return InIndexSpanElsewhere(object, addr) && Covered(addr) && !IsObjectCode(addr);
+}
+
+bool ObjectCode::MayBeJitAddress(uint32_t object, uint64_t addr) const {
+  return InIndexSpanElsewhere(object, addr) && !IsObjectCode(addr);
 }
 
 const FunctionKey* ObjectCode::SymbolOwner(uint64_t addr) {

@@ -56,6 +56,10 @@ class ObjectCode {
   /// Whether `addr`, in a block of `object`, is JIT code: the index lists it and it is neither
   /// `object`'s own code nor another object's.
   bool IsJitAddress(uint32_t object, uint64_t addr) const;
+  /// IsJitAddress without asking whether the index lists `addr`, for a caller that looks it up
+  /// in the index next and takes an unlisted address for no JIT code: that search is the costly
+  /// part when addresses come in no order (a block's summed lines), and the lookup repeats it.
+  bool MayBeJitAddress(uint32_t object, uint64_t addr) const;
   /// The function of an object with absolute addresses whose ELF symbol contains `addr`, or null.
   /// The key stays valid for the whole run.
   const FunctionKey* SymbolOwner(uint64_t addr);
@@ -151,6 +155,10 @@ class ObjectCode {
     return extent.kind == Extent::kAsk && AskContains(object, addr);
   }
   bool AskContains(uint32_t object, uint64_t addr) const;
+  // Whether `addr` lies within the index's address span and outside `object`'s own extent.
+  bool InIndexSpanElsewhere(uint32_t object, uint64_t addr) const {
+    return addr >= index_min_ && addr < index_max_ && !Owns(object, ExtentOf(object), addr);
+  }
   // index_.Lookup(addr) != nullptr, by a binary search over the versions' merged ranges, with
   // the last range (covered or not) kept: cost lines of a block are near each other. The tree
   // answers until the ranges are built.

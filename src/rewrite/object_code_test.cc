@@ -59,6 +59,26 @@ TEST_F(ObjectCodeTest, AnIndexedAddressIsJitCodeUnlessAnObjectOwnsIt) {
   EXPECT_TRUE(code.IsJitAddress(Id("???"), 0x40000010));  // JIT code stays JIT code
 }
 
+TEST_F(ObjectCodeTest, MayBeJitAddressIsIsJitAddressWithoutTheIndexLookup) {
+  ObjectCode code(index_, &extents_, &names_);
+  // Covered addresses: the same answers as IsJitAddress, before and after node's code is known.
+  for (int known = 0; known < 2; ++known) {
+    if (known) code.NoteObject(Id("/usr/bin/node"));
+    for (uint64_t addr : {0x40000010ull, 0x1000110ull}) {
+      for (std::string_view object : {"???", "/usr/bin/node", "/lib/libc.so.6"}) {
+        SCOPED_TRACE(std::string(object) + " " + std::to_string(addr));
+        EXPECT_EQ(code.MayBeJitAddress(Id(object), addr), code.IsJitAddress(Id(object), addr));
+      }
+    }
+  }
+  // Between the versions, inside the index's span: no version there, which only the index says.
+  EXPECT_FALSE(code.IsJitAddress(Id("???"), 0x30000000));
+  EXPECT_TRUE(code.MayBeJitAddress(Id("???"), 0x30000000));
+  // Outside the span, or in the block's own object: no, without the index.
+  EXPECT_FALSE(code.MayBeJitAddress(Id("???"), 0x10));
+  EXPECT_FALSE(code.MayBeJitAddress(Id("/usr/bin/node"), 0x1000180));
+}
+
 TEST_F(ObjectCodeTest, ObjectsWithoutAbsoluteAddressesOwnNoIndexedCode) {
   ObjectCode code(index_, &extents_, &names_);
   code.NoteObject(Id("/lib/libc.so.6"));
