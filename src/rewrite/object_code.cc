@@ -18,6 +18,28 @@ uint64_t EndOf(const CodeVersion& v) {
   return v.size() > UINT64_MAX - v.start() ? UINT64_MAX : v.start() + v.size();
 }
 
+/// Adds `range` to `ranges` (sorted, none overlapping or touching another) and merges it with
+/// those it overlaps or touches: one binary search and one move, where sorting all of them again
+/// for each range cost Node's captures 8M instructions.
+template <typename Range>
+void InsertAndMerge(std::vector<Range>* ranges, Range range) {
+  // The first range that ends at or after the new one's begin: the first it may touch.
+  auto first = std::lower_bound(ranges->begin(), ranges->end(), range.begin,
+                                [](const Range& r, uint64_t begin) { return r.end < begin; });
+  auto last = first;  // one past the last it touches
+  while (last != ranges->end() && last->begin <= range.end) {
+    range.begin = std::min(range.begin, last->begin);
+    range.end = std::max(range.end, last->end);
+    ++last;
+  }
+  if (first == last) {
+    ranges->insert(first, range);
+  } else {
+    *first = range;
+    ranges->erase(first + 1, last);
+  }
+}
+
 /// Sorts `ranges` ({begin, end} pairs) and merges those that overlap or touch, in place.
 template <typename Range>
 void SortAndMerge(std::vector<Range>* ranges) {
@@ -286,8 +308,7 @@ void ObjectCode::NoteCost(const FunctionKey& function, uint64_t addr) {
     return;
   const CodeVersion* v = VersionAt(addr);
   if (v == nullptr || !object_code_.try_emplace(v, function).second) return;
-  object_code_ranges_.push_back({v->start(), EndOf(*v)});
-  SortAndMerge(&object_code_ranges_);
+  InsertAndMerge(&object_code_ranges_, Range{v->start(), EndOf(*v)});
   last_object_code_range_ = {};  // the ranges changed
 }
 

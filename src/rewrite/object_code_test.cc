@@ -386,5 +386,60 @@ TEST(ObjectCodeCoverTest, AnOwnerNotedAfterAQuestionIsTheNextAnswer) {
   EXPECT_EQ(*owner, node.Key("fb"));
 }
 
+// Owned versions noted in any order, touching, overlapping and nested ones among them: each
+// address of an owned version (the latest at the address) answers with its owner, every other
+// with none, after every note.
+TEST(ObjectCodeCoverTest, OwnersNotedInAnyOrderAnswerEverywhere) {
+  std::mt19937 random(35);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::pair<uint64_t, uint64_t>> builtins;
+    uint64_t at = 0x1000100;
+    for (int i = 0; i < 30; ++i) {
+      const uint64_t size = 0x10 + random() % 0x40;
+      builtins.push_back({at, size});
+      // Now and then one over several earlier ones (two ranges noted apart become one).
+      if (random() % 5 == 0 && at >= 0x1000100 + 0x80) builtins.push_back({at - 0x80, 0x100});
+      // Next: touching, overlapping, nested or apart.
+      switch (random() % 4) {
+        case 0:
+          at += size;
+          break;
+        case 1:
+          at += size / 2;
+          break;
+        case 2:
+          at += 1;
+          break;
+        default:
+          at += size + 0x20;
+          break;
+      }
+    }
+    NodeBuiltins node(builtins);
+    ObjectCode& code = *node.code;
+    std::map<const CodeVersion*, std::string> owners;
+    std::vector<size_t> order(builtins.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), random);
+    for (size_t i : order) {
+      const uint64_t addr = builtins[i].first + random() % builtins[i].second;
+      const std::string function = "f" + std::to_string(i);
+      code.NoteCost(node.Key(function), addr);
+      owners.try_emplace(node.index.Lookup(addr), function);
+      for (uint64_t a = 0x1000100; a < at + 0x80; a += 3) {
+        const FunctionKey* owner = nullptr;
+        ASSERT_TRUE(code.IsObjectCode(a, &owner));  // node's code, owned or not
+        auto it = owners.find(node.index.Lookup(a));
+        if (it == owners.end()) {
+          ASSERT_EQ(owner, nullptr) << std::hex << a;
+        } else {
+          ASSERT_NE(owner, nullptr) << std::hex << a;
+          ASSERT_EQ(*owner, node.Key(it->second)) << std::hex << a;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cg_inject
