@@ -6,7 +6,7 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
+#include <unordered_map>
 
 #include "cg_inject/symbols.h"
 #include "elf/jit_image_writer.h"
@@ -67,11 +67,29 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
   std::map<uint32_t, std::vector<size_t>> images_of_source;
   std::map<uint32_t, size_t> image_count;
   std::vector<ImageState> states;
-  // (source, start, name, code) of placed versions -> (image, version), for reloads of identical
-  // code.
-  std::map<std::tuple<uint32_t, uint64_t, std::string_view, std::string_view>,
-           std::pair<size_t, uint32_t>>
-      placed;
+  // Placed versions, for reloads of identical code (same source, start, name and code): found
+  // by their start, then compared (a map ordered by the four compared names and code bytes at
+  // every step, 2/3 of this plan's time on erlc's 21,000 versions).
+  struct Placed {
+    uint32_t version = 0;
+    size_t image = 0;
+    uint32_t next = UINT32_MAX;  // the previous one placed at the same start, or UINT32_MAX
+  };
+  std::vector<Placed> placed;
+  std::unordered_map<uint64_t, uint32_t> placed_at;  // start -> last placed there
+  auto find_placed = [&](const CodeVersion& v, std::string_view code) -> const Placed* {
+    auto at = placed_at.find(v.start());
+    // Oldest first: the first version placed with this code is the one a reload shares.
+    const Placed* found = nullptr;
+    for (uint32_t p = at == placed_at.end() ? UINT32_MAX : at->second; p != UINT32_MAX;
+         p = placed[p].next) {
+      const CodeVersion& w = index.version(placed[p].version);
+      if (w.source() == v.source() && w.function_name() == v.function_name() &&
+          ImageCode(w) == code)
+        found = &placed[p];
+    }
+    return found;
+  };
 
   // SymbolIndex::version(i) is in load order.
   for (uint32_t i = 0; i < index.size(); ++i) {
@@ -85,10 +103,9 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
     }
     ++plan.versions_placed;
     if (v.salted_code_tail() > 0) ++plan.salted_versions;
-    auto key = std::make_tuple(v.source(), v.start(), std::string_view(v.function_name()), code);
-    if (auto it = placed.find(key); it != placed.end()) {
-      plan.object_by_version[i] = plan.images[it->second.first].object;
-      plan.shared_with.emplace_back(i, it->second.second);
+    if (const Placed* same = find_placed(v, code)) {
+      plan.object_by_version[i] = plan.images[same->image].object;
+      plan.shared_with.emplace_back(i, same->version);
       ++plan.versions_shared;
       continue;
     }
@@ -126,7 +143,9 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
     states[image].ranges.emplace(v.start(), end);
     plan.images[image].versions.push_back(i);
     plan.object_by_version[i] = plan.images[image].object;
-    placed.emplace(key, std::make_pair(image, i));
+    auto [at, first] = placed_at.try_emplace(v.start(), uint32_t(placed.size()));
+    placed.push_back({i, image, first ? UINT32_MAX : at->second});
+    at->second = uint32_t(placed.size() - 1);
   }
   return plan;
 }

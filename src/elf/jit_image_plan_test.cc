@@ -77,6 +77,26 @@ TEST_F(JitImagePlanTest, IdenticalReloadSharesItsSymbolAndChangedCodeDoesNot) {
   EXPECT_EQ(plan.versions_shared, 1);
 }
 
+TEST_F(JitImagePlanTest, ReloadsAtOneAddressShareWithTheVersionOfTheirNameAndCode) {
+  index_.Add(Version(0x1000, "f", "\x90\xc3"));  // 0
+  index_.Add(Version(0x1000, "f", "\xcc\xc3"));  // 1: changed code
+  index_.Add(Version(0x1000, "g", "\x90\xc3"));  // 2: another name
+  index_.Add(Version(0x1000, "f", "\xcc\xc3"));  // 3: 1 again
+  index_.Add(Version(0x1000, "f", "\x90\xc3"));  // 4: 0 again
+  index_.Add(Version(0x2000, "f", "\x90\xc3"));  // 5: 0's code elsewhere
+  JitImagePlan plan = Plan(/*relative=*/true);
+  EXPECT_THAT(plan.shared_with, ElementsAre(std::pair<uint32_t, uint32_t>(3, 1),
+                                            std::pair<uint32_t, uint32_t>(4, 0)));
+  EXPECT_EQ(plan.versions_shared, 2);
+  EXPECT_EQ(plan.versions_placed, 6);
+  ASSERT_EQ(plan.images.size(), 3u);
+  EXPECT_THAT(plan.images[0].versions, ElementsAre(0u, 5u));
+  EXPECT_THAT(plan.images[1].versions, ElementsAre(1u));
+  EXPECT_THAT(plan.images[2].versions, ElementsAre(2u));
+  EXPECT_EQ(plan.object_by_version[3], plan.images[1].object);
+  EXPECT_EQ(plan.object_by_version[4], plan.images[0].object);
+}
+
 TEST_F(JitImagePlanTest, VersionsWithoutCodeOrOfAnotherArchitectureGetNoImage) {
   SymbolSourceInfo map;
   map.path = "/tmp/perf-7.map";
