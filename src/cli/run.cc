@@ -337,8 +337,10 @@ struct InputResult {
   bool started = false;
   std::exception_ptr error;
   // A first pass found pieces of JIT functions to keep apart (issue 33 item 7): the input is to
-  // be read again with these, and nothing of this pass is kept.
+  // be read again with these, and nothing of this pass is kept but its plan of the ELF images,
+  // which depends on the sources and the output's name only.
   std::optional<KeptApart> again;
+  std::optional<JitImagePlan> images_planned;
 };
 
 /// Whether an input can be read a second time and its output replaced after a first pass
@@ -422,7 +424,9 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
     tail = &background.emplace(tail, BackgroundSink::DrainedByCaller{});
 
   // ELF images of the JIT code: their names go into ob=, the files are written with the output.
-  JitImagePlan images = PlanImagesForOutput(options, p.output, index);
+  JitImagePlan images = result->images_planned ? std::move(*result->images_planned)
+                                               : PlanImagesForOutput(options, p.output, index);
+  result->images_planned.reset();
   for (const PlannedJitImage& image : images.images)
     read.CheckOutput(image.path, "ELF image output", false);
   inject_options.version_objects = images.object_by_version;
@@ -462,6 +466,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   const bool can_read_again = CanReadAgain(p);
   if (injector && pass == 1 && injector->stats().new_cycles_left > 0 && can_read_again) {
     result->again = injector->must_keep_apart();
+    result->images_planned = std::move(images);  // untouched: KeepTouched comes later
     return;
   }
   diagnostics->Absorb(reader_diagnostics);
