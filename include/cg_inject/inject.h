@@ -301,7 +301,7 @@ class InvariantError : public InputError {
 /// sink outlive the Injector (names are forwarded as views).
 class Injector : public ProfileSink {
  public:
-  Injector(const SymbolIndex& index, const ObjectExtents* extents, const InjectOptions& options,
+  Injector(const SymbolIndex& index, const ObjectExtents* extents, InjectOptions options,
            ProfileSink* downstream);
   ~Injector() override;
   Injector(const Injector&) = delete;

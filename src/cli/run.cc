@@ -433,7 +433,7 @@ void ProcessInput(const CliOptions& options, const RunEnvironment& env, const Pl
   inject_options.input_name = source->display_name();  // as the reader's errors name it
   std::unique_ptr<Injector> injector;
   if (!no_sources) {
-    injector = std::make_unique<Injector>(index, extents, inject_options, tail);
+    injector = std::make_unique<Injector>(index, extents, std::move(inject_options), tail);
   }
   // The reader warns into a Diagnostics of its own, added to `diagnostics` when it is done: the
   // object catalog warns into `diagnostics` (under CatalogExtents' lock) from the injector's

@@ -14,9 +14,9 @@
 
 namespace cg_inject {
 
-Injector::Injector(const SymbolIndex& index, const ObjectExtents* extents,
-                   const InjectOptions& options, ProfileSink* downstream)
-    : impl_(std::make_unique<Impl>(index, extents, options, downstream)) {}
+Injector::Injector(const SymbolIndex& index, const ObjectExtents* extents, InjectOptions options,
+                   ProfileSink* downstream)
+    : impl_(std::make_unique<Impl>(index, extents, std::move(options), downstream)) {}
 Injector::~Injector() = default;
 void Injector::OnPartBegin(int part_index) { impl_->OnPartBegin(part_index); }
 void Injector::OnHeader(std::string_view key, std::string_view value) {
@@ -44,16 +44,16 @@ InjectStats Injector::stats() const { return impl_->stats(); }
 const std::vector<bool>& Injector::touched_versions() const { return impl_->touched_versions(); }
 const KeptApart& Injector::must_keep_apart() const { return impl_->must_keep_apart(); }
 
-Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents,
-                     const InjectOptions& options, ProfileSink* downstream)
+Injector::Impl::Impl(const SymbolIndex& index, const ObjectExtents* extents, InjectOptions options,
+                     ProfileSink* downstream)
     : index_(index),
-      options_(options),
+      options_(std::move(options)),  // a version's image names, one string each: moved, not copied
       downstream_(downstream),
-      chooser_(index, options.arch),
+      chooser_(index, options_.arch),
       objects_(index, extents, &names_),
       in_(index, objects_, &names_),
       out_(index, options_.version_objects, &names_, &objects_),
-      found_apart_(options.kept_apart) {
+      found_apart_(options_.kept_apart) {
   for (const SymbolSourceInfo& s : index.sources())
     stats_.sources.push_back({s.path, s.kind, s.object_name, s.records, s.damage, s.dropped_records,
                               s.dropped_bytes, s.superseded});

@@ -92,7 +92,7 @@ struct CurrentBlock : ResolvedBlock {  // resolved when the block ends
 
 class Injector::Impl {
  public:
-  Impl(const SymbolIndex& index, const ObjectExtents* extents, const InjectOptions& options,
+  Impl(const SymbolIndex& index, const ObjectExtents* extents, InjectOptions options,
        ProfileSink* downstream);
 
   void OnPartBegin(int part_index);
