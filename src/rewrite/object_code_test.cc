@@ -386,6 +386,26 @@ TEST(ObjectCodeCoverTest, AnOwnerNotedAfterAQuestionIsTheNextAnswer) {
   EXPECT_EQ(*owner, node.Key("fb"));
 }
 
+// An owned version whose range spans two owned ones (loaded before them, so they are the latest
+// at their own addresses) joins their ranges: its code past the second is still found owned.
+TEST(ObjectCodeCoverTest, AVersionOverTwoOwnedOnesIsOwnedPastThem) {
+  NodeBuiltins node({{0x1000100, 0x100}, {0x1000110, 0x10}, {0x1000140, 0x10}});
+  ObjectCode& code = *node.code;
+  code.NoteCost(node.Key("fa"), 0x1000114);
+  code.NoteCost(node.Key("fb"), 0x1000144);
+  code.NoteCost(node.Key("fc"), 0x1000180);
+  // Past the second first: the range found last answers for the addresses after it.
+  const std::vector<std::pair<uint64_t, const char*>> expected = {
+      {0x1000160, "fc"}, {0x10001ff, "fc"}, {0x1000144, "fb"},
+      {0x1000130, "fc"}, {0x1000114, "fa"}, {0x1000100, "fc"}};
+  for (auto [addr, function] : expected) {
+    const FunctionKey* owner = nullptr;
+    ASSERT_TRUE(code.IsObjectCode(addr, &owner));
+    ASSERT_NE(owner, nullptr) << std::hex << addr;
+    EXPECT_EQ(*owner, node.Key(function)) << std::hex << addr;
+  }
+}
+
 // Owned versions noted in any order, touching, overlapping and nested ones among them: each
 // address of an owned version (the latest at the address) answers with its owner, every other
 // with none, after every note.
