@@ -77,18 +77,17 @@ JitImagePlan PlanJitImages(const SymbolIndex& index, const JitImageNaming& namin
   };
   std::vector<Placed> placed;
   std::unordered_map<uint64_t, uint32_t> placed_at;  // start -> last placed there
+  // At most one placed version matches: a second one would have shared the first's symbol.
   auto find_placed = [&](const CodeVersion& v, std::string_view code) -> const Placed* {
     auto at = placed_at.find(v.start());
-    // Oldest first: the first version placed with this code is the one a reload shares.
-    const Placed* found = nullptr;
     for (uint32_t p = at == placed_at.end() ? UINT32_MAX : at->second; p != UINT32_MAX;
          p = placed[p].next) {
       const CodeVersion& w = index.version(placed[p].version);
       if (w.source() == v.source() && w.function_name() == v.function_name() &&
           ImageCode(w) == code)
-        found = &placed[p];
+        return &placed[p];
     }
-    return found;
+    return nullptr;
   };
 
   // SymbolIndex::version(i) is in load order.
