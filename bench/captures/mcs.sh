@@ -26,6 +26,10 @@ if [[ -z $valgrind ]]; then
 fi
 command -v mcs >/dev/null || { echo "mcs.sh: mcs is not installed (Debian: mono-devel)" >&2; exit 1; }
 src=/usr/lib/mono-source-libs
+# mcs alone (mono-mcs) compiles, but the C# files it is given come with mono-devel.
+for f in "$src/Options.cs" "$src/getline.cs"; do
+  [[ -f $f ]] || { echo "mcs.sh: $f is missing (Debian: mono-devel)" >&2; exit 1; }
+done
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
