@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -177,8 +178,13 @@ class SymbolIndex {
   /// are read for every version, code bytes only for the few the profile runs, so the rest of
   /// an adopted file mapping can leave memory.)
   std::string_view AdoptBuffer(std::string bytes);
-  /// The same for `bytes` that `owner` keeps alive (a file mapping).
-  void AdoptBytes(std::shared_ptr<const void> owner, std::string_view bytes);
+  /// The same for `bytes` that `owner` keeps alive (a file mapping); `give_back_pages`, when
+  /// given, lets the mapping's pages leave memory (they come back from the file when read).
+  void AdoptBytes(std::shared_ptr<const void> owner, std::string_view bytes,
+                  std::function<void()> give_back_pages = {});
+  /// Gives back the pages of every adopted file mapping that code bytes were read from since.
+  /// Writing the ELF images reads much of a dump's code: erlc's 7 MB, twice.
+  void GiveBackAdoptedPages() const;
   /// Sorts and builds the lookup structure. Must be called once, after the last Add and before
   /// any query.
   void Finish();

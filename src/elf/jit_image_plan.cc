@@ -177,6 +177,7 @@ JitImageWriteStats WriteJitImages(const JitImagePlan& plan, const SymbolIndex& i
   for (const PlannedJitImage& p : plan.images) {
     JitImageSpec spec;
     spec.machine = p.machine;
+    spec.give_back_code = [&index] { index.GiveBackAdoptedPages(); };
     for (uint32_t i : p.versions) {
       const CodeVersion& v = index.version(i);
       std::string_view name = v.display_name();

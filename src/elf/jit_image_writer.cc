@@ -398,6 +398,13 @@ void EmitJitImage(const JitImageSpec& spec, std::string_view display_name, JitIm
     put_shdr(name_offsets.at(s.name), s.type, 0, 0, s.file_offset, s.bytes.size(), s.link, s.info,
              s.addralign, s.entsize);
 
+  // Bytes of code read since the source last gave its pages back.
+  constexpr uint64_t kGiveBackEvery = 4 << 20;
+  uint64_t code_read = 0;
+  auto give_back = [&] {
+    if (spec.give_back_code) spec.give_back_code();
+    code_read = 0;
+  };
   auto emit_all = [&](auto&& put) {
     uint64_t at = 0;
     auto zeros_to = [&](uint64_t to) {  // gaps stay zero
@@ -418,6 +425,8 @@ void EmitJitImage(const JitImageSpec& spec, std::string_view display_name, JitIm
       for (const JitImageFunction* f : r.functions) {
         zeros_to(r.file_offset + (f->addr - r.addr));
         bytes(f->code);
+        code_read += f->code.size();
+        if (code_read >= kGiveBackEvery) give_back();
       }
     }
     for (const Section& s : others) {
@@ -426,6 +435,7 @@ void EmitJitImage(const JitImageSpec& spec, std::string_view display_name, JitIm
     }
     zeros_to(shoff);
     bytes(section_headers);
+    give_back();
   };
 
   // The build-id: SHA-1 of the whole image with the id itself still zero, as `sha1sum` prints

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,10 @@ struct JitImageFunction {
 struct JitImageSpec {
   uint16_t machine = kElfMachineX86_64;
   std::vector<JitImageFunction> functions;
+  /// Called after every few MB of code bytes written and at the end of each of the writer's two
+  /// passes (build id, then file): the code's source may give its pages back, so a mapped
+  /// dump's code does not all stay resident until the image is done.
+  std::function<void()> give_back_code;
 };
 
 /// Sizes of a built image, for `--stats` and tests.

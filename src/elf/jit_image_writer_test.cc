@@ -220,6 +220,29 @@ TEST_F(JitImageTest, FunctionWithoutCodeOrWrappingAroundIsRejected) {
   }
 }
 
+// A mapped dump's code pages can leave memory while an image is written: the source is told
+// after every 4 MB of code and at the end of each of the two passes, and the bytes are those of
+// an image whose source was never told.
+TEST_F(JitImageTest, CodeIsGivenBackEveryFewMegabytesAndAfterEachPass) {
+  const std::string big(3 << 20, '\x90');  // nops: 3 MB a function
+  const std::string_view names[] = {"f0", "f1", "f2"};
+  JitImageSpec spec;
+  for (uint64_t i = 0; i < 3; ++i)
+    spec.functions.push_back({0x5b000000 + i * (4 << 20), names[i], big, {}, {}});
+  const std::string kept = BuildJitImage(spec, "kept.elf");
+  int given_back = 0;
+  spec.give_back_code = [&given_back] { ++given_back; };
+  EXPECT_EQ(BuildJitImage(spec, "given.elf"), kept);
+  // Each pass: 9 MB of code, told once past 6 MB (the second function) and once at its end.
+  EXPECT_EQ(given_back, 4);
+  given_back = 0;
+  Write(X86Spec(files_, kFrameLines));  // no hook: nothing to call
+  spec = X86Spec(files_, kFrameLines);
+  spec.give_back_code = [&given_back] { ++given_back; };
+  Write(spec);
+  EXPECT_EQ(given_back, 2);
+}
+
 TEST_F(JitImageTest, EmptyImageIsStillValid) {
   std::string path = Write(JitImageSpec{});
   EXPECT_THAT(Shell("readelf -a -W " + path), Not(HasSubstr("arning")));

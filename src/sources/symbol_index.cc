@@ -176,8 +176,14 @@ std::string_view SymbolIndex::AdoptBuffer(std::string bytes) {
   return view;
 }
 
-void SymbolIndex::AdoptBytes(std::shared_ptr<const void> owner, std::string_view bytes) {
-  store_->adopted.push_back({std::move(owner), bytes});
+void SymbolIndex::AdoptBytes(std::shared_ptr<const void> owner, std::string_view bytes,
+                             std::function<void()> give_back_pages) {
+  store_->adopted.push_back({std::move(owner), bytes, std::move(give_back_pages)});
+}
+
+void SymbolIndex::GiveBackAdoptedPages() const {
+  for (const VersionStore::Adopted& a : store_->adopted)
+    if (a.give_back_pages) a.give_back_pages();
 }
 
 uint32_t SymbolIndex::AddSource(SymbolSourceInfo info) {

@@ -212,7 +212,9 @@ std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs
     // held twice; a perf map's names are copied, so its bytes are dropped here.
     if (LooksLikeJitdump(view)) {
       if (mapped) {
-        index->AdoptBytes(mapped, view);
+        // The index keeps the mapping alive as long as the function.
+        index->AdoptBytes(mapped, view,
+                          [file = mapped.get(), size = view.size()] { file->Release(0, size); });
       } else {
         view = index->AdoptBuffer(std::move(bytes));
       }

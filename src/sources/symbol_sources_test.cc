@@ -129,6 +129,43 @@ TEST(SymbolSourcesTest, LoadsFilesAndFinishes) {
   EXPECT_NE(index.Lookup(0x3ef414c0), nullptr);  // Finish() was called
 }
 
+/// Resident kB of the mapping that holds `addr` (/proc/self/smaps), or -1 when none does.
+int64_t ResidentKbOfMappingAt(const void* addr) {
+  std::ifstream smaps("/proc/self/smaps");
+  const uintptr_t at = reinterpret_cast<uintptr_t>(addr);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find(':') > 8) {
+      inside = at >= begin && at < end;
+    } else if (inside && line.rfind("Rss:", 0) == 0) {
+      return std::stoll(line.substr(4));
+    }
+  }
+  return -1;
+}
+
+// A mapped jitdump's pages leave memory when the index gives them back (the ELF images read
+// much of its code), and its code bytes read the same afterwards, from the file.
+TEST(SymbolSourcesTest, AMappedJitdumpsPagesAreGivenBack) {
+  std::string code(64 << 10, '\0');
+  for (size_t i = 0; i < code.size(); ++i) code[i] = char(i * 7 + i / 4096);
+  std::string dump = JitdumpBuilder().Header().CodeLoad(2000, 0x5000, code, "big_fn", 1).bytes();
+  std::string path = ::testing::TempDir() + "/cg_inject_give_back.dump";
+  std::ofstream(path, std::ios::binary) << dump;
+  SymbolIndex index;
+  Diagnostics diagnostics;
+  LoadSymbolSources({{path, SourceKind::kJitdump, true}}, &index, &diagnostics);
+  std::remove(path.c_str());  // the mapping keeps the file
+  const CodeVersion* v = index.Lookup(0x5000);
+  ASSERT_NE(v, nullptr);
+  ASSERT_EQ(v->code(), code);  // reads every page in
+  EXPECT_GE(ResidentKbOfMappingAt(v->code().data()), 60);
+  index.GiveBackAdoptedPages();
+  EXPECT_EQ(ResidentKbOfMappingAt(v->code().data()), 0);
+  EXPECT_EQ(v->code(), code);
+}
+
 TEST(SymbolSourcesTest, ZstdCompressedFilesAreRecognizedByContent) {
   // A jitdump and a perf map, compressed, under names that say nothing about it.
   std::string dump = JitdumpBuilder()

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -85,6 +86,7 @@ struct VersionStore {
   struct Adopted {
     std::shared_ptr<const void> owner;
     std::string_view bytes;
+    std::function<void()> give_back_pages;  // empty for a buffer in memory
   };
   std::vector<Adopted> adopted;
 
