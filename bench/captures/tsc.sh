@@ -28,7 +28,7 @@ fi
 [[ -x $cg_inject ]] || { echo "tsc.sh: no cg-inject at $cg_inject (set CG_INJECT)" >&2; exit 1; }
 tsc=${TSC:-/work/tools/js/node_modules/typescript/bin/tsc}
 [[ -f $tsc ]] || tsc=$(command -v tsc || true)
-[[ -n $tsc && -f $tsc ]] || { echo "tsc.sh: no TypeScript compiler (npm install typescript@5; set TSC)" >&2; exit 1; }
+[[ -n $tsc && -f $tsc ]] || { echo "tsc.sh: no TypeScript compiler (npm install typescript@5.9.3, the version of the 2026-11-29 capture; set TSC)" >&2; exit 1; }
 node=${NODE:-node}
 command -v "$node" >/dev/null || { echo "tsc.sh: no node" >&2; exit 1; }
 
