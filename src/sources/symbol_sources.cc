@@ -212,7 +212,7 @@ std::vector<LoadedSource> LoadSymbolSources(const std::vector<SourceSpec>& specs
     // held twice; a perf map's names are copied, so its bytes are dropped here.
     if (LooksLikeJitdump(view)) {
       if (mapped) {
-        // The index keeps the mapping alive as long as the function.
+        // The index keeps the mapping (`owner`) as long as this function that points into it.
         index->AdoptBytes(mapped, view,
                           [file = mapped.get(), size = view.size()] { file->Release(0, size); });
       } else {
