@@ -75,6 +75,11 @@ class AtomicOutputFile : public ByteSink {
   AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
 
   void Write(std::string_view bytes) override;
+  /// Whether WriteAt can overwrite what was written: the output is a temporary (not stdout, a
+  /// device or a FIFO, which are written through).
+  bool CanWriteAt() const { return !temp_name_.empty(); }
+  /// Overwrites bytes already written at `offset` (a header filled in last). CanWriteAt only.
+  void WriteAt(uint64_t offset, std::string_view bytes);
   void Finish() override;
   /// Finish() + fsync-free rename into place (or hand-over to the group). Throws InputError
   /// naming the path on failure.

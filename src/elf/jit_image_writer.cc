@@ -264,10 +264,12 @@ namespace {
 /// Plans the image of `spec` and hands its bytes, in file order, to `sink` (a callable taking a
 /// std::string_view; pieces are only valid during the call): the code as views of the spec's (the
 /// jitdump's map), never copied into one buffer, so an image costs its tables, not its size
-/// (issue 35: the erlc capture's 7 MB image took 20 MB at the run's peak).
-template <typename Sink>
+/// (issue 35: the erlc capture's 7 MB image took 20 MB at the run's peak). The build id, a hash of
+/// the bytes before it is filled in, goes in last through `patch(offset, bytes)` (a callable
+/// overwriting bytes already sunk), or, without a `patch`, by a first pass that only hashes.
+template <typename Sink, typename Patch>
 void EmitJitImage(const JitImageSpec& spec, std::string_view display_name, JitImageLayout* layout,
-                  Sink&& sink) {
+                  Sink&& sink, Patch* patch) {
   std::vector<CodeRange> ranges = PlanRanges(spec, display_name);
   JitImageLayout sizes;
   sizes.code_ranges = int64_t(ranges.size());
@@ -439,14 +441,25 @@ void EmitJitImage(const JitImageSpec& spec, std::string_view display_name, JitIm
   };
 
   // The build-id: SHA-1 of the whole image with the id itself still zero, as `sha1sum` prints
-  // it.
+  // it. Hashed as the bytes go out, each read of the code once (the dump's pages are given back
+  // as they go, and reading them again faulted them all in again: a third of tsc's images' time).
   Sha1 sha;
-  emit_all([&](std::string_view b) { sha.Update(b); });
-  const Sha1::Digest digest = sha.Final();
   static_assert(Sha1::kDigestSize == kBuildIdSize);
-  for (size_t i = 0; i < kBuildIdSize; ++i) note.bytes[16 + i] = char(digest[i]);
+  if (patch != nullptr) {
+    emit_all([&](std::string_view b) {
+      sha.Update(b);
+      sink(b);
+    });
+    const Sha1::Digest digest = sha.Final();
+    (*patch)(note.file_offset + 16,
+             std::string_view(reinterpret_cast<const char*>(digest.data()), kBuildIdSize));
+  } else {
+    emit_all([&](std::string_view b) { sha.Update(b); });
+    const Sha1::Digest digest = sha.Final();
+    for (size_t i = 0; i < kBuildIdSize; ++i) note.bytes[16 + i] = char(digest[i]);
+    emit_all(sink);
+  }
   if (layout) *layout = sizes;
-  emit_all(sink);
 }
 
 }  // namespace
@@ -454,7 +467,11 @@ void EmitJitImage(const JitImageSpec& spec, std::string_view display_name, JitIm
 std::string BuildJitImage(const JitImageSpec& spec, std::string_view display_name,
                           JitImageLayout* layout) {
   std::string out;
-  EmitJitImage(spec, display_name, layout, [&](std::string_view b) { out.append(b); });
+  auto patch = [&](uint64_t offset, std::string_view bytes) {
+    out.replace(offset, bytes.size(), bytes);
+  };
+  EmitJitImage(
+      spec, display_name, layout, [&](std::string_view b) { out.append(b); }, &patch);
   return out;
 }
 
@@ -462,7 +479,10 @@ JitImageLayout WriteJitImage(const std::string& path, const JitImageSpec& spec,
                              OutputGroup* group) {
   JitImageLayout layout;
   AtomicOutputFile file(path, group);
-  EmitJitImage(spec, path, &layout, [&](std::string_view b) { file.Write(b); });
+  auto sink = [&](std::string_view b) { file.Write(b); };
+  auto patch = [&](uint64_t offset, std::string_view bytes) { file.WriteAt(offset, bytes); };
+  // A device or FIFO at the image's path is written through, and cannot be written back into.
+  EmitJitImage(spec, path, &layout, sink, file.CanWriteAt() ? &patch : nullptr);
   file.Commit();
   return layout;
 }

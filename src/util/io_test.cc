@@ -232,6 +232,35 @@ TEST(AtomicOutputFileTest, CommitRenamesIntoPlace) {
   EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask);
 }
 
+// A header filled in last (an ELF image's build id) overwrites bytes still in the buffer and
+// bytes already written; a FIFO, written through, cannot be written back into.
+TEST(AtomicOutputFileTest, WriteAtOverwritesWrittenAndBufferedBytes) {
+  ScopedTempDir dir;
+  std::string target = dir.path() + "/image";
+  {
+    AtomicOutputFile out(target);
+    ASSERT_TRUE(out.CanWriteAt());
+    out.Write("head:....;");
+    out.Write(std::string(3 << 20, 'x'));  // past one output block: the head is on disk
+    out.Write("tail:....;");               // still buffered
+    out.WriteAt(5, "1234");
+    out.WriteAt(10 + (3 << 20) + 5, "5678");
+    out.Write("after");
+    out.Commit();
+  }
+  EXPECT_EQ(Slurp(target), "head:1234;" + std::string(3 << 20, 'x') + "tail:5678;after");
+
+  std::string fifo = dir.path() + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  AtomicOutputFile through(fifo);
+  EXPECT_FALSE(through.CanWriteAt());
+  through.Write("x");
+  EXPECT_THROW(through.WriteAt(0, "y"), InputError);
+  close(reader);
+}
+
 TEST(AtomicOutputFileTest, UncommittedOutputLeavesNothingAndKeepsTheOldFile) {
   ScopedTempDir dir;
   std::string target = dir.path() + "/out";

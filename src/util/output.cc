@@ -412,6 +412,19 @@ void AtomicOutputFile::Write(std::string_view bytes) {
   buffer_.append(bytes);
 }
 
+void AtomicOutputFile::WriteAt(uint64_t offset, std::string_view bytes) {
+  if (!CanWriteAt())
+    ThrowForFile(DisplayPath(path_), "is written through, and cannot be written back into");
+  Finish();
+  while (!bytes.empty()) {
+    const ssize_t n = pwrite(fd_, bytes.data(), bytes.size(), off_t(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ThrowSystemError("write", DisplayPath(path_), n < 0 ? errno : EIO);
+    bytes.remove_prefix(size_t(n));
+    offset += uint64_t(n);
+  }
+}
+
 void AtomicOutputFile::Finish() {
   if (!buffer_.empty()) {
     WriteAll(fd_, buffer_, DisplayPath(path_));
