@@ -177,6 +177,12 @@ class ObjectCatalog {
   /// Records that the object at `path` is not the file the profile ran (`why` says how that was
   /// found), with one warning.
   void MarkChanged(std::string_view path, const std::string& why);
+  /// Reads the object at `path` ahead of its first Lookup (when MayHaveFixedAddresses: Lookup
+  /// reads only such objects whole) and Stubs, on a thread of its own while nothing else uses
+  /// the catalog (the program, while the symbol sources load). Says nothing: what Lookup and
+  /// Stubs then find here is said by them when they are asked, as if they had read it then, and
+  /// nothing is said of what they are never asked.
+  void Preload(std::string_view path);
   /// Registers `image` under `path` (in-memory images for tests, or objects found elsewhere),
   /// replacing what was there. Returns the stored image.
   const ObjectImage* Add(std::string path, ObjectImage image);
@@ -201,6 +207,13 @@ class ObjectCatalog {
   std::map<std::string, bool, std::less<>> changed_;  // Changed's answers
   std::unique_ptr<ObjectStubs> no_stubs_;             // what Stubs gives a changed object
   int64_t opened_ = 0;
+  // Preload's findings, taken by the first Lookup and Stubs of each path.
+  struct Preloaded {
+    std::unique_ptr<ObjectImage> image;
+    std::string why_absent;
+  };
+  std::map<std::string, Preloaded, std::less<>> preloaded_images_;
+  std::map<std::string, std::unique_ptr<ObjectStubs>, std::less<>> preloaded_stubs_;
 };
 
 }  // namespace cg_inject

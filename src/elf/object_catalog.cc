@@ -29,7 +29,14 @@ const ObjectImage* ObjectCatalog::Lookup(std::string_view path) {
     return images_.emplace(std::move(image_path), nullptr).first->second.get();
   }
   std::string why_absent;
-  std::unique_ptr<ObjectImage> image = TryOpenElfObject(image_path, options_, &why_absent);
+  std::unique_ptr<ObjectImage> image;
+  if (auto it = preloaded_images_.find(path); it != preloaded_images_.end()) {
+    image = std::move(it->second.image);
+    why_absent = std::move(it->second.why_absent);
+    preloaded_images_.erase(it);
+  } else {
+    image = TryOpenElfObject(image_path, options_, &why_absent);
+  }
   if (image) {
     ++opened_;
   } else {
@@ -39,6 +46,20 @@ const ObjectImage* ObjectCatalog::Lookup(std::string_view path) {
     absent_.push_back({image_path, std::move(why_absent)});
   }
   return images_.emplace(std::move(image_path), std::move(image)).first->second.get();
+}
+
+void ObjectCatalog::Preload(std::string_view path) {
+  if (path.empty() || path.front() != '/') return;
+  const std::string image_path(path);
+  if (!images_.contains(path) && !preloaded_images_.contains(path) && MayHaveFixedAddresses(path)) {
+    Preloaded preloaded;  // kept only once whole: a read that throws leaves nothing behind
+    preloaded.image = TryOpenElfObject(image_path, options_, &preloaded.why_absent);
+    preloaded_images_.emplace(image_path, std::move(preloaded));
+  }
+  if (!stubs_.contains(path) && !preloaded_stubs_.contains(path)) {
+    auto stubs = std::make_unique<ObjectStubs>(ReadObjectStubsFile(options_.root + image_path));
+    preloaded_stubs_.emplace(image_path, std::move(stubs));
+  }
 }
 
 bool ObjectCatalog::MayHaveFixedAddresses(std::string_view path) {
@@ -72,8 +93,13 @@ const ObjectStubs* ObjectCatalog::Stubs(std::string_view path) {
     return no_stubs_.get();
   }
   if (auto it = stubs_.find(path); it != stubs_.end()) return it->second.get();
-  auto stubs =
-      std::make_unique<ObjectStubs>(ReadObjectStubsFile(options_.root + std::string(path)));
+  std::unique_ptr<ObjectStubs> stubs;
+  if (auto it = preloaded_stubs_.find(path); it != preloaded_stubs_.end()) {
+    stubs = std::move(it->second);
+    preloaded_stubs_.erase(it);
+  } else {
+    stubs = std::make_unique<ObjectStubs>(ReadObjectStubsFile(options_.root + std::string(path)));
+  }
   // A file that cannot be read is warned about by Lookup, when asked; one whose tables would cost
   // more than the file holds is read by Lookup without them, so it is said here.
   if (!stubs->skipped.empty() && diagnostics_ != nullptr) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cg_inject/diagnostics.h"
+#include "elf/object_image_stubs.h"
 
 namespace cg_inject {
 namespace {
@@ -112,6 +113,52 @@ TEST(ObjectCatalogTest, FixedAddressesAreToldFromTheHeaderAlone) {
   unlink(path);
   // Answers are remembered: the file is gone now.
   EXPECT_TRUE(catalog.MayHaveFixedAddresses(path));
+}
+
+// The program is read while the symbol sources load (Preload): Lookup and Stubs then take what
+// was read, with nothing said until they are asked, and then what they would have said.
+TEST(ObjectCatalogTest, PreloadedObjectsAreTakenAndSaidWhenAsked) {
+  // The test binary with e_type ET_EXEC: Lookup reads such an object whole.
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 64u);
+  bytes[16] = 2;
+  bytes[17] = 0;
+  char path[] = "/tmp/cg_inject_preload_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+  close(fd);
+  const std::string missing = "/nonexistent/cg-inject/gone";
+
+  Diagnostics diagnostics;
+  ObjectCatalog catalog({}, &diagnostics);
+  catalog.Preload(path);
+  catalog.Preload(missing);
+  catalog.Preload("???");
+  EXPECT_EQ(diagnostics.total(), 0);
+  EXPECT_EQ(catalog.opened(), 0);
+  EXPECT_TRUE(catalog.absent().empty());
+  unlink(path);  // what the catalog finds now, it read before
+
+  const ObjectImage* image = catalog.Lookup(path);
+  ASSERT_NE(image, nullptr);
+  EXPECT_FALSE(image->is_pie());
+  EXPECT_FALSE(image->symbols().empty());
+  EXPECT_EQ(catalog.Lookup(path), image);
+  EXPECT_EQ(catalog.opened(), 1);
+  const ObjectStubs* stubs = catalog.Stubs(path);
+  ASSERT_NE(stubs, nullptr);
+  EXPECT_TRUE(stubs->fixed_addresses);
+  EXPECT_FALSE(stubs->code.empty());
+  EXPECT_EQ(diagnostics.total(), 0);
+
+  EXPECT_EQ(catalog.Lookup(missing), nullptr);
+  ASSERT_EQ(diagnostics.kinds().size(), 1u);
+  EXPECT_EQ(diagnostics.kinds()[0].kind, "elf: object absent");
+  EXPECT_EQ(diagnostics.kinds()[0].count, 1);
+  ASSERT_EQ(catalog.absent().size(), 1u);
+  EXPECT_EQ(catalog.absent()[0].path, missing);
 }
 
 }  // namespace
