@@ -35,6 +35,8 @@ done
 [[ -d $build ]] || meson setup "$build" "$repo" >/dev/null
 # Name the targets: a bare compile would also build the e2e suite's Valgrind.
 meson compile -C "$build" cg-inject bench/gen_profile bench/parse_floor >/dev/null
+# Absolute: the record row runs it from a directory of its own.
+build=$(cd "$build" && pwd)
 cg_inject=$build/cg-inject
 
 # Generates SIZE into $work/SIZE-sSEED once; prints the directory.
