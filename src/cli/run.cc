@@ -662,7 +662,10 @@ ExitCode Run(const CliOptions& options, const RunEnvironment& env, std::string* 
   std::vector<std::string> programs;
   if (!specs.empty()) {
     for (const OpenedInput& input : inputs)
-      if (!input.program.empty()) programs.push_back(extents.ProgramObject(input.program));
+      if (!input.program.empty()) {
+        std::string object = extents.ProgramObject(input.program);
+        if (!object.empty()) programs.push_back(std::move(object));  // found on this machine
+      }
   }
   std::jthread preload = extents.Preload(std::move(programs));  // joined before `extents` goes
   std::vector<LoadedSource> loaded = LoadSymbolSources(specs, &index, &diagnostics);
