@@ -366,7 +366,6 @@ void CheckTerminals(const CliOptions& options, const RunEnvironment& env,
   }
 }
 
-
 /// Writes "cg-inject: MESSAGE\n" with control bytes escaped: messages quote input, and a NUL
 /// must not cut one short nor an ESC reach the terminal.
 void PrintMessage(std::FILE* err, std::string_view message) {

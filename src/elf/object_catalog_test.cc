@@ -15,6 +15,26 @@
 namespace cg_inject {
 namespace {
 
+/// A temporary copy of the test binary (a PIE) with e_type ET_EXEC, or "" when it cannot be
+/// made; the caller removes it.
+std::string FixedAddressCopyOfSelf() {
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() <= 64) return "";
+  bytes[16] = 2;
+  bytes[17] = 0;
+  char path[] = "/tmp/cg_inject_fixed_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return "";
+  const bool written = write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size());
+  close(fd);
+  if (!written) {
+    unlink(path);
+    return "";
+  }
+  return path;
+}
+
 TEST(ObjectCatalogTest, OpensEachObjectOnce) {
   ObjectCatalog catalog;
   const ObjectImage* first = catalog.Lookup("/proc/self/exe");
@@ -97,20 +117,11 @@ TEST(ObjectCatalogTest, FixedAddressesAreToldFromTheHeaderAlone) {
   EXPECT_EQ(catalog.opened(), 0);
   EXPECT_TRUE(catalog.absent().empty());
 
-  // The same bytes with e_type ET_EXEC.
-  std::ifstream in("/proc/self/exe", std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_GT(bytes.size(), 64u);
-  bytes[16] = 2;
-  bytes[17] = 0;
-  char path[] = "/tmp/cg_inject_fixed_XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
-  close(fd);
+  const std::string path = FixedAddressCopyOfSelf();
+  ASSERT_FALSE(path.empty());
   EXPECT_TRUE(catalog.MayHaveFixedAddresses(path));
   EXPECT_EQ(catalog.opened(), 0);
-  unlink(path);
+  unlink(path.c_str());
   // Answers are remembered: the file is gone now.
   EXPECT_TRUE(catalog.MayHaveFixedAddresses(path));
 }
@@ -118,17 +129,9 @@ TEST(ObjectCatalogTest, FixedAddressesAreToldFromTheHeaderAlone) {
 // The program is read while the symbol sources load (Preload): Lookup and Stubs then take what
 // was read, with nothing said until they are asked, and then what they would have said.
 TEST(ObjectCatalogTest, PreloadedObjectsAreTakenAndSaidWhenAsked) {
-  // The test binary with e_type ET_EXEC: Lookup reads such an object whole.
-  std::ifstream in("/proc/self/exe", std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_GT(bytes.size(), 64u);
-  bytes[16] = 2;
-  bytes[17] = 0;
-  char path[] = "/tmp/cg_inject_preload_XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
-  close(fd);
+  // Lookup reads an ET_EXEC object whole.
+  const std::string path = FixedAddressCopyOfSelf();
+  ASSERT_FALSE(path.empty());
   const std::string missing = "/nonexistent/cg-inject/gone";
 
   Diagnostics diagnostics;
@@ -139,7 +142,7 @@ TEST(ObjectCatalogTest, PreloadedObjectsAreTakenAndSaidWhenAsked) {
   EXPECT_EQ(diagnostics.total(), 0);
   EXPECT_EQ(catalog.opened(), 0);
   EXPECT_TRUE(catalog.absent().empty());
-  unlink(path);  // what the catalog finds now, it read before
+  unlink(path.c_str());  // what the catalog finds now, it read before
 
   const ObjectImage* image = catalog.Lookup(path);
   ASSERT_NE(image, nullptr);
