@@ -212,11 +212,13 @@ class CatalogExtents : public ObjectExtents {
     if (objects.empty()) return {};
     std::latch locked(1);
     std::jthread thread([this, &locked, objects = std::move(objects)] {
-      std::lock_guard<std::mutex> lock(mu_);
-      locked.count_down();
-      try {
-        for (const std::string& object : objects) catalog_->Preload(object);
-      } catch (...) {  // what could not be read ahead is read when asked, and fails there
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        locked.count_down();
+        try {
+          for (const std::string& object : objects) catalog_->Preload(object);
+        } catch (...) {  // what could not be read ahead is read when asked, and fails there
+        }
       }
       // What reading freed stays in this thread's malloc arena, resident, unless given back
       // (4 MB for Node's binary, for the rest of the run).

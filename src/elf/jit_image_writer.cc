@@ -441,8 +441,8 @@ void EmitJitImage(const JitImageSpec& spec, std::string_view display_name, JitIm
   };
 
   // The build-id: SHA-1 of the whole image with the id itself still zero, as `sha1sum` prints
-  // it. Hashed as the bytes go out, each read of the code once (the dump's pages are given back
-  // as they go, and reading them again faulted them all in again: a third of tsc's images' time).
+  // it. Hashed as the bytes go out, the code read once (the dump's pages are given back as they
+  // go, and a second pass faulted them all in again).
   Sha1 sha;
   static_assert(Sha1::kDigestSize == kBuildIdSize);
   if (patch != nullptr) {
