@@ -175,6 +175,11 @@ class ObjectExtents {
   }
 };
 
+/// The program a `cmd:` header value starts with: its first word, blanks before it skipped
+/// (Callgrind writes `cmd:  node --perf-prof ...`). The injector and the run's look-ahead
+/// (which reads the program while the sources load) both read it so.
+std::string_view CommandProgram(std::string_view cmd);
+
 /// Architecture of the JIT code, for decoding instruction boundaries from code bytes.
 enum class CodeArch : uint8_t { kUnknown, kX86_64, kAArch64 };
 

@@ -256,41 +256,32 @@ class CatalogExtents : public ObjectExtents {
   mutable std::mutex mu_;
 };
 
-/// The value of the `pid:` header line in the first 64 KiB of the profile, or 0.
-uint64_t PeekPid(std::string_view head) {
-  size_t pos = 0;
-  while (pos < head.size()) {
-    size_t end = head.find('\n', pos);
-    if (end == std::string_view::npos) break;  // a cut line is not trusted
-    std::string_view line = head.substr(pos, end - pos);
-    pos = end + 1;
-    if (line.starts_with("pid:")) {
-      // A malformed value names no process: the reader warns about it, nothing is discovered.
-      return ParsePidValue(line.substr(4)).value_or(0);
-    }
-    // The header ends where the body begins.
-    if (line.starts_with("fn=") || line.starts_with("ob=") || line.starts_with("fl=")) break;
-  }
-  return 0;
-}
-
-/// The program of the `cmd:` header line in the first 64 KiB of the profile (its first word,
-/// as the injector reads it), or "".
-std::string PeekProgram(std::string_view head) {
+/// The value of the header line `key` (with its colon) in the first 64 KiB of the profile, or
+/// nothing: the header ends where the body begins, and a cut line is not trusted.
+std::optional<std::string_view> PeekHeader(std::string_view head, std::string_view key) {
   size_t pos = 0;
   while (pos < head.size()) {
     size_t end = head.find('\n', pos);
     if (end == std::string_view::npos) break;
     std::string_view line = head.substr(pos, end - pos);
     pos = end + 1;
-    if (line.starts_with("cmd:")) {
-      std::string_view value = line.substr(4);
-      value.remove_prefix(std::min(value.size(), value.find_first_not_of(" \t")));
-      return std::string(value.substr(0, value.find_first_of(" \t")));
-    }
+    if (line.starts_with(key)) return line.substr(key.size());
     if (line.starts_with("fn=") || line.starts_with("ob=") || line.starts_with("fl=")) break;
   }
-  return "";
+  return std::nullopt;
+}
+
+/// The profile's pid, or 0. A malformed value names no process: the reader warns about it,
+/// nothing is discovered.
+uint64_t PeekPid(std::string_view head) {
+  const std::optional<std::string_view> value = PeekHeader(head, "pid:");
+  return value ? ParsePidValue(*value).value_or(0) : 0;
+}
+
+/// The profile's program, as the injector reads its `cmd:` line, or "".
+std::string PeekProgram(std::string_view head) {
+  const std::optional<std::string_view> value = PeekHeader(head, "cmd:");
+  return value ? std::string(CommandProgram(*value)) : std::string();
 }
 
 std::string ReadHead(ByteSource* source, size_t limit) {

@@ -14,6 +14,11 @@
 
 namespace cg_inject {
 
+std::string_view CommandProgram(std::string_view cmd) {
+  cmd.remove_prefix(std::min(cmd.size(), cmd.find_first_not_of(" \t")));
+  return cmd.substr(0, cmd.find_first_of(" \t"));
+}
+
 Injector::Injector(const SymbolIndex& index, const ObjectExtents* extents, InjectOptions options,
                    ProfileSink* downstream)
     : impl_(std::make_unique<Impl>(index, extents, std::move(options), downstream)) {}
@@ -129,8 +134,7 @@ void Injector::Impl::OnHeader(std::string_view key, std::string_view value) {
   if (key == "cmd") {
     // The program: the one object that can have fixed addresses (an ET_EXEC executable such as
     // Node's), known before the first block, so JIT blocks before its own blocks see its code.
-    std::string_view program = value.substr(std::min(value.size(), value.find_first_not_of(" \t")));
-    program = program.substr(0, program.find_first_of(" \t"));
+    const std::string_view program = CommandProgram(value);
     // Its stubs in `???` can come before any block or call that names its object (a PIE's
     // .plt.got slots), so it is looked for now: run from a directory or found in PATH, and
     // under the name Callgrind gives its object, which is the file's, links resolved (the

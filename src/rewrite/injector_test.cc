@@ -224,6 +224,16 @@ totals: 140
 
 // Rule 8 (and 1): without instr positions each block is named by its entry address; callee and
 // caller sides carry the same (ob, fl, fn) triple; lines come from the name-derived location.
+
+// Callgrind writes `cmd:` with two blanks; the program is the first word, whatever follows.
+TEST(CommandProgramTest, FirstWordAfterTheBlanks) {
+  EXPECT_EQ(CommandProgram("  node --perf-prof tsc -p ."), "node");
+  EXPECT_EQ(CommandProgram("\t/usr/bin/mono\tmcs.exe"), "/usr/bin/mono");
+  EXPECT_EQ(CommandProgram("./prog"), "./prog");
+  EXPECT_EQ(CommandProgram("   "), "");
+  EXPECT_EQ(CommandProgram(""), "");
+}
+
 TEST_F(InjectorTest, NoInstrResolvesByBlockName) {
   AddSource(kJit);
   Add(0x1000, 0x100, "f", "f.js", 10);
