@@ -222,9 +222,6 @@ fn=0x0000000000002000
 totals: 140
 )";
 
-// Rule 8 (and 1): without instr positions each block is named by its entry address; callee and
-// caller sides carry the same (ob, fl, fn) triple; lines come from the name-derived location.
-
 // Callgrind writes `cmd:` with two blanks; the program is the first word, whatever follows.
 TEST(CommandProgramTest, FirstWordAfterTheBlanks) {
   EXPECT_EQ(CommandProgram("  node --perf-prof tsc -p ."), "node");
@@ -233,6 +230,9 @@ TEST(CommandProgramTest, FirstWordAfterTheBlanks) {
   EXPECT_EQ(CommandProgram("   "), "");
   EXPECT_EQ(CommandProgram(""), "");
 }
+
+// Rule 8 (and 1): without instr positions each block is named by its entry address; callee and
+// caller sides carry the same (ob, fl, fn) triple; lines come from the name-derived location.
 
 TEST_F(InjectorTest, NoInstrResolvesByBlockName) {
   AddSource(kJit);
