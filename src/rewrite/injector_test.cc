@@ -233,7 +233,6 @@ TEST(CommandProgramTest, FirstWordAfterTheBlanks) {
 
 // Rule 8 (and 1): without instr positions each block is named by its entry address; callee and
 // caller sides carry the same (ob, fl, fn) triple; lines come from the name-derived location.
-
 TEST_F(InjectorTest, NoInstrResolvesByBlockName) {
   AddSource(kJit);
   Add(0x1000, 0x100, "f", "f.js", 10);
